@@ -1,0 +1,60 @@
+//! Command-line interface: flags are parsed and validated here, turned into
+//! library calls, and the results printed as tables or JSON.
+
+mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for bad input (scenario, policy or flags).
+pub const EXIT_INPUT: i32 = 2;
+/// Exit code for a run that did not complete (time limit, stall).
+pub const EXIT_INCOMPLETE: i32 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "poolsim",
+    version,
+    about = "Deterministic simulator of .NET / Mono thread-pool scheduling policies",
+    long_about = "poolsim replays a workload scenario (a TOML file) against models of real \
+thread pools on a virtual clock: when each work item starts and ends, how many threads \
+the pool creates and why, how responsive it stays. Same scenario + seed => same output.\n\n\
+Start with:  poolsim run scenarios/seed-001-burst.toml\n\
+List the policies:  poolsim policies"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate a scenario and print per-item starts and a summary.
+    Run(run::RunArgs),
+    /// List the built-in policies and what each models.
+    Policies,
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_INPUT } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Policies => {
+            for p in poolsim::policy::file::builtin_policies() {
+                let aliases = if p.aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (also: {})", p.aliases.join(", "))
+                };
+                println!("{:<16} {}{}", p.name, p.description, aliases);
+            }
+            0
+        }
+    }
+}

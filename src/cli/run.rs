@@ -1,0 +1,204 @@
+//! `poolsim run`: simulate one scenario under one policy.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use poolsim::engine::{self, Outcome, SimOptions};
+use poolsim::metrics::{self, Summary};
+use poolsim::output;
+use poolsim::policy::file::resolve_policy;
+use poolsim::scenario::load::load_scenario;
+use poolsim::time::{SimDuration, SimTime};
+use poolsim::trace::{NullSink, Trace};
+
+use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Policy to use instead of the scenario's `pool.policy`: a built-in name
+    /// (see `poolsim policies`) or a path to a policy file.
+    #[arg(long, short)]
+    pub policy: Option<String>,
+    /// Seed for every random stream, instead of the scenario's `seed`.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write one CSV row per work item:
+    /// item,group,thread,queued_ns,started_ns,finished_ns.
+    #[arg(long, value_name = "FILE.csv")]
+    pub trace: Option<PathBuf>,
+    /// Print the summary as one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Per-item table: printed when the scenario has at most this many items.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub items: usize,
+    /// Stop the simulation at this simulated time (ms), instead of the
+    /// scenario's `until_ms` (default: 7 days).
+    #[arg(long, value_name = "MS")]
+    pub until_ms: Option<u64>,
+}
+
+pub fn run(args: RunArgs) -> i32 {
+    let mut scenario = match load_scenario(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    if let Some(seed) = args.seed {
+        scenario.seed = seed;
+    }
+    let policy_name = args.policy.clone().unwrap_or_else(|| scenario.pool.policy.clone());
+    let policy = match resolve_policy(&policy_name) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    if let Some(trace_path) = &args.trace {
+        if let Err(e) = output::check_not_input(trace_path, &[args.scenario.as_path()]) {
+            eprintln!("error: {e:#}");
+            return EXIT_INPUT;
+        }
+    }
+    let options = SimOptions {
+        until: args.until_ms.map(SimDuration::from_ms),
+        ..SimOptions::default()
+    };
+    let result = engine::simulate(&scenario, &policy, &mut NullSink, &options);
+    let summary = metrics::summarize(&result.trace);
+
+    if let Some(trace_path) = &args.trace {
+        let written = output::items_csv(&result.trace)
+            .and_then(|bytes| output::write_atomic(trace_path, &bytes));
+        if let Err(e) = written {
+            eprintln!("error: {e:#}");
+            return EXIT_INPUT;
+        }
+    }
+
+    if args.json {
+        let mut value = match serde_json::to_value(&summary) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_INPUT;
+            }
+        };
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("outcome".into(), outcome_json(&result.outcome));
+            obj.insert("events".into(), result.events.into());
+        }
+        println!("{value}");
+    } else {
+        if result.trace.items.len() <= args.items {
+            print_items(&result.trace);
+        }
+        print_summary(&summary, &result.outcome);
+    }
+    if result.outcome.is_completed() {
+        0
+    } else {
+        EXIT_INCOMPLETE
+    }
+}
+
+fn outcome_json(outcome: &Outcome) -> serde_json::Value {
+    use serde_json::json;
+    match outcome {
+        Outcome::Completed => json!({"kind": "completed"}),
+        Outcome::TimeLimit { at, unfinished } => {
+            json!({"kind": "time-limit", "at_ms": at.as_ms_f64(), "unfinished": unfinished})
+        }
+        Outcome::EventBudget { events, unfinished } => {
+            json!({"kind": "event-budget", "events": events, "unfinished": unfinished})
+        }
+        Outcome::Stalled { at, unfinished } => {
+            json!({"kind": "stalled", "at_ms": at.as_ms_f64(), "unfinished": unfinished})
+        }
+    }
+}
+
+fn fmt_ms(t: SimTime) -> String {
+    if t == SimTime::MAX {
+        "-".into()
+    } else {
+        format!("{:.1}", t.as_ms_f64())
+    }
+}
+
+fn print_items(trace: &Trace) {
+    println!(
+        "{:>6}  {:<12} {:>6}  {:>11}  {:>11}  {:>11}  {:>9}",
+        "item", "group", "thread", "queued ms", "started ms", "finished ms", "delay ms"
+    );
+    for i in &trace.items {
+        let group = trace.groups.get(i.group as usize).map(String::as_str).unwrap_or("");
+        let thread = if i.thread == u32::MAX {
+            "-".to_string()
+        } else {
+            i.thread.to_string()
+        };
+        let delay = if i.started == SimTime::MAX {
+            "-".to_string()
+        } else {
+            format!("{:.1}", i.started.as_ms_f64() - i.queued.as_ms_f64())
+        };
+        println!(
+            "{:>6}  {:<12} {:>6}  {:>11}  {:>11}  {:>11}  {:>9}",
+            i.item,
+            group,
+            thread,
+            fmt_ms(i.queued),
+            fmt_ms(i.started),
+            fmt_ms(i.finished),
+            delay
+        );
+    }
+    println!();
+}
+
+fn print_summary(s: &Summary, outcome: &Outcome) {
+    println!("scenario      {}", s.scenario);
+    println!("policy        {}   seed {}   cores {}", s.policy, s.seed, s.cores);
+    println!("items         {} ({} finished)", s.items, s.finished);
+    println!("makespan      {:.1} ms", s.makespan_ms);
+    println!(
+        "start delay   p50 {:.1} ms   p95 {:.1} ms   max {:.1} ms",
+        s.start_delay_ms.p50, s.start_delay_ms.p95, s.start_delay_ms.max
+    );
+    println!(
+        "threads       peak {}   created {}",
+        s.threads_peak, s.threads_created
+    );
+    if let Some(max) = s.probe_latency_ms_max {
+        println!(
+            "probes        {}   first {:.3} ms   max {:.3} ms",
+            s.probes,
+            s.probe_latency_ms_first.unwrap_or(0.0),
+            max
+        );
+    }
+    if let Some(u) = s.cpu_utilization {
+        println!("cpu           {:.1} % of {} cores", u * 100.0, s.cores);
+    }
+    match outcome {
+        Outcome::Completed => {}
+        Outcome::TimeLimit { at, unfinished } => println!(
+            "INCOMPLETE    time limit reached at {:.1} ms with {unfinished} items unfinished (raise --until-ms)",
+            at.as_ms_f64()
+        ),
+        Outcome::EventBudget { events, unfinished } => println!(
+            "INCOMPLETE    event budget of {events} spent with {unfinished} items unfinished"
+        ),
+        Outcome::Stalled { at, unfinished } => println!(
+            "STALLED       nothing left to happen at {:.1} ms, {unfinished} items unfinished",
+            at.as_ms_f64()
+        ),
+    }
+}

@@ -1,0 +1,194 @@
+//! The machine's cores: processor sharing among runnable threads.
+//!
+//! Threads that run CPU work (`cpu_ms`) or busy-wait (`spin_ms`) are
+//! runnable. With `n` runnable threads on `cores` cores each gets
+//! `min(1, cores / n)` of a core, as a fair OS scheduler gives on average.
+//! CPU work of `w` core-nanoseconds therefore takes `w` when cores are free
+//! and longer when they are not; a spinner ends at its wall-clock deadline
+//! whatever its share, but its share still slows the others.
+//!
+//! Cost is O(log n) per change: instead of rescaling every job, a single
+//! "virtual work" clock `v` advances at the per-thread rate, and each job
+//! finishes when `v` reaches its start value plus its work (the classic
+//! generalised-processor-sharing trick). All arithmetic is integer: `v` is
+//! nanoseconds of work in 32.32 fixed point.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::time::{SimDuration, SimTime};
+use crate::trace::ThreadId;
+
+const FRAC_BITS: u32 = 32;
+
+#[derive(Debug)]
+pub struct Cpu {
+    cores: u64,
+    spinners: u64,
+    /// Virtual work clock, ns << FRAC_BITS.
+    virtual_work: u128,
+    last_update: SimTime,
+    /// (virtual finish, insertion order, thread)
+    jobs: BinaryHeap<Reverse<(u128, u64, ThreadId)>>,
+    next_order: u64,
+    /// Core-nanoseconds spent running (min(runnable, cores) integrated).
+    busy_core_ns: u128,
+}
+
+impl Cpu {
+    pub fn new(cores: u32) -> Cpu {
+        Cpu {
+            cores: u64::from(cores.max(1)),
+            spinners: 0,
+            virtual_work: 0,
+            last_update: SimTime::ZERO,
+            jobs: BinaryHeap::new(),
+            next_order: 0,
+            busy_core_ns: 0,
+        }
+    }
+
+    /// Runnable threads (CPU work plus spinners).
+    pub fn runnable(&self) -> u64 {
+        self.jobs.len() as u64 + self.spinners
+    }
+
+    /// Core-nanoseconds used so far (call [`Cpu::advance`] first for an up-to-date value).
+    pub fn busy_core_ns(&self) -> u128 {
+        self.busy_core_ns
+    }
+
+    pub fn cores(&self) -> u64 {
+        self.cores
+    }
+
+    /// Brings the virtual clock and the busy integral up to `now`.
+    pub fn advance(&mut self, now: SimTime) {
+        let dt = u128::from(now.since(self.last_update).as_nanos());
+        self.last_update = now;
+        if dt == 0 {
+            return;
+        }
+        let n = u128::from(self.runnable());
+        let cores = u128::from(self.cores);
+        self.busy_core_ns += dt * n.min(cores);
+        if !self.jobs.is_empty() {
+            let dv = if n <= cores {
+                dt << FRAC_BITS
+            } else {
+                (dt << FRAC_BITS) * cores / n
+            };
+            self.virtual_work += dv;
+        }
+    }
+
+    /// Starts `work` of CPU work for `thread` (call `advance(now)` first).
+    pub fn add_job(&mut self, thread: ThreadId, work: SimDuration) {
+        let finish = self.virtual_work + (u128::from(work.as_nanos()) << FRAC_BITS);
+        self.jobs.push(Reverse((finish, self.next_order, thread)));
+        self.next_order += 1;
+    }
+
+    /// A spinner starts holding a core share (call `advance(now)` first).
+    pub fn add_spinner(&mut self) {
+        self.spinners += 1;
+    }
+
+    /// A spinner stops (call `advance(now)` first).
+    pub fn remove_spinner(&mut self) {
+        self.spinners = self.spinners.saturating_sub(1);
+    }
+
+    /// When the earliest CPU job will finish at the current sharing, if any.
+    pub fn next_completion(&self) -> Option<SimTime> {
+        let Reverse((finish, _, _)) = self.jobs.peek()?;
+        let remaining = finish.saturating_sub(self.virtual_work);
+        let n = u128::from(self.runnable());
+        let cores = u128::from(self.cores);
+        let one = 1u128 << FRAC_BITS;
+        let dt = if n <= cores {
+            remaining.div_ceil(one)
+        } else {
+            (remaining * n).div_ceil(cores * one)
+        };
+        let dt = u64::try_from(dt).unwrap_or(u64::MAX);
+        Some(self.last_update + SimDuration(dt))
+    }
+
+    /// Removes and returns every job finished by now (call `advance(now)` first),
+    /// in the order they finish.
+    pub fn pop_finished(&mut self, out: &mut Vec<ThreadId>) {
+        while let Some(Reverse((finish, _, thread))) = self.jobs.peek().copied() {
+            if finish > self.virtual_work {
+                break;
+            }
+            self.jobs.pop();
+            out.push(thread);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_until_done(cpu: &mut Cpu) -> Vec<(ThreadId, SimTime)> {
+        let mut done = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(t) = cpu.next_completion() {
+            cpu.advance(t);
+            buf.clear();
+            cpu.pop_finished(&mut buf);
+            assert!(!buf.is_empty(), "a predicted completion must complete a job");
+            for &th in &buf {
+                done.push((th, t));
+            }
+        }
+        done
+    }
+
+    #[test]
+    fn jobs_run_at_full_speed_when_cores_are_free() {
+        let mut cpu = Cpu::new(4);
+        cpu.add_job(0, SimDuration::from_ms(10));
+        cpu.add_job(1, SimDuration::from_ms(20));
+        let done = run_until_done(&mut cpu);
+        assert_eq!(done, vec![(0, SimTime::from_ms(10)), (1, SimTime::from_ms(20))]);
+        assert_eq!(cpu.busy_core_ns(), 30_000_000);
+    }
+
+    #[test]
+    fn jobs_share_cores_when_outnumbering_them() {
+        let mut cpu = Cpu::new(2);
+        for t in 0..4 {
+            cpu.add_job(t, SimDuration::from_ms(10));
+        }
+        let done = run_until_done(&mut cpu);
+        // 4 jobs of 10 ms on 2 cores: each gets half a core, all end at 20 ms.
+        assert!(done.iter().all(|&(_, t)| t == SimTime::from_ms(20)), "{done:?}");
+    }
+
+    #[test]
+    fn spinners_take_a_share_but_do_not_finish_as_jobs() {
+        let mut cpu = Cpu::new(1);
+        cpu.add_spinner();
+        cpu.add_job(7, SimDuration::from_ms(10));
+        // One core shared by a spinner and a job: the job runs at half speed.
+        assert_eq!(cpu.next_completion(), Some(SimTime::from_ms(20)));
+        cpu.advance(SimTime::from_ms(4));
+        cpu.remove_spinner();
+        // 2 ms of work done in 4 ms; 8 ms left at full speed.
+        assert_eq!(cpu.next_completion(), Some(SimTime::from_ms(12)));
+    }
+
+    #[test]
+    fn uneven_sharing_never_runs_a_job_faster_than_one_core() {
+        let mut cpu = Cpu::new(3);
+        for t in 0..7 {
+            cpu.add_job(t, SimDuration::from_nanos(1_000_003 + u64::from(t) * 7));
+        }
+        for (th, end) in run_until_done(&mut cpu) {
+            assert!(end.as_nanos() >= 1_000_003 + u64::from(th) * 7);
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The `poolsim` command: parses flags, calls the library, prints.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main());
+}

@@ -1,0 +1,140 @@
+//! Summary metrics of a run, computed from a [`Trace`].
+//!
+//! The same code serves simulated and measured traces: it reads only the
+//! recorded facts (item times, thread records, probes, thread counts).
+
+use serde::Serialize;
+use statrs::statistics::{Data, OrderStatistics};
+
+use crate::time::SimTime;
+use crate::trace::Trace;
+
+/// Percentiles of a set of durations, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+impl Percentiles {
+    /// Percentiles of `values` (empty ⇒ all zero).
+    pub fn of(values: Vec<f64>) -> Percentiles {
+        if values.is_empty() {
+            return Percentiles {
+                p50: 0.0,
+                p95: 0.0,
+                max: 0.0,
+                mean: 0.0,
+            };
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let max = values.iter().cloned().fold(f64::MIN, f64::max);
+        let mut data = Data::new(values);
+        Percentiles {
+            p50: data.percentile(50),
+            p95: data.percentile(95),
+            max,
+            mean,
+        }
+    }
+}
+
+/// The headline numbers of one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub policy: String,
+    pub seed: u64,
+    pub cores: u32,
+    pub items: usize,
+    /// Items that finished.
+    pub finished: usize,
+    /// From the first submission to the last item's end.
+    pub makespan_ms: f64,
+    /// Start minus queue time of each item.
+    pub start_delay_ms: Percentiles,
+    pub threads_peak: u32,
+    pub threads_created: usize,
+    pub probes: usize,
+    /// The longest probe latency (`None` without probes).
+    pub probe_latency_ms_max: Option<f64>,
+    /// The first probe's latency.
+    pub probe_latency_ms_first: Option<f64>,
+    /// Pool CPU use over the makespan, 0–1 (simulated runs).
+    pub cpu_utilization: Option<f64>,
+}
+
+fn ms(t: SimTime) -> f64 {
+    t.as_ms_f64()
+}
+
+/// Computes the summary of `trace`.
+pub fn summarize(trace: &Trace) -> Summary {
+    let first_queued = trace
+        .items
+        .iter()
+        .map(|i| i.queued)
+        .min()
+        .unwrap_or(SimTime::ZERO);
+    let done: Vec<_> = trace
+        .items
+        .iter()
+        .filter(|i| i.finished != SimTime::MAX)
+        .collect();
+    let last_end = done.iter().map(|i| i.finished).max().unwrap_or(first_queued);
+    let makespan_ms = ms(last_end) - ms(first_queued);
+    let delays = trace
+        .items
+        .iter()
+        .filter(|i| i.started != SimTime::MAX)
+        .map(|i| ms(i.started) - ms(i.queued))
+        .collect();
+    let latencies: Vec<f64> = trace
+        .probes
+        .iter()
+        .filter(|p| p.started != SimTime::MAX)
+        .map(|p| ms(p.started) - ms(p.queued))
+        .collect();
+    let threads_peak = trace.counts.iter().map(|c| c.threads).max().unwrap_or(0);
+    let cpu_utilization = trace.cpu_busy_ns.and_then(|busy| {
+        let capacity = (last_end.since(first_queued).as_nanos() as f64) * f64::from(trace.cores);
+        (capacity > 0.0).then(|| busy as f64 / capacity)
+    });
+    Summary {
+        scenario: trace.scenario.clone(),
+        policy: trace.policy.clone(),
+        seed: trace.seed,
+        cores: trace.cores,
+        items: trace.items.len(),
+        finished: done.len(),
+        makespan_ms,
+        start_delay_ms: Percentiles::of(delays),
+        threads_peak,
+        threads_created: trace.threads.len(),
+        probes: latencies.len(),
+        probe_latency_ms_max: latencies.iter().cloned().reduce(f64::max),
+        probe_latency_ms_first: latencies.first().copied(),
+        cpu_utilization,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_set() {
+        let p = Percentiles::of((1..=100).map(f64::from).collect());
+        assert_eq!(p.max, 100.0);
+        assert!((p.p50 - 50.5).abs() < 1.0, "{p:?}");
+        assert!((p.p95 - 95.0).abs() < 1.5, "{p:?}");
+        assert!((p.mean - 50.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn percentiles_of_nothing_are_zero() {
+        assert_eq!(Percentiles::of(vec![]).max, 0.0);
+    }
+}

@@ -1,0 +1,108 @@
+//! Writing output files safely: to a temporary name beside the target, then
+//! renamed, so an interrupted or failed run never leaves a partial file; an
+//! output path that is one of the run's inputs is refused.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::trace::Trace;
+
+/// Refuses `output` if it names the same file as any of `inputs`.
+pub fn check_not_input(output: &Path, inputs: &[&Path]) -> Result<()> {
+    let out = canonical_or_self(output);
+    for input in inputs {
+        if canonical_or_self(input) == out {
+            bail!(
+                "refusing to write {}: it is an input of this run",
+                output.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn canonical_or_self(p: &Path) -> PathBuf {
+    fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Writes `bytes` to `path` atomically (temporary file + rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    let name = path
+        .file_name()
+        .with_context(|| format!("cannot write {}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> Result<()> {
+        let mut f = fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        f.sync_all().ok();
+        fs::rename(&tmp, path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The per-item CSV: `item,group,thread,queued_ns,started_ns,finished_ns`,
+/// integer nanoseconds; an item that never started or finished has an empty cell.
+pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "item",
+        "group",
+        "thread",
+        "queued_ns",
+        "started_ns",
+        "finished_ns",
+    ])?;
+    let cell = |t: crate::time::SimTime| {
+        if t == crate::time::SimTime::MAX {
+            String::new()
+        } else {
+            t.as_nanos().to_string()
+        }
+    };
+    for i in &trace.items {
+        let group = trace
+            .groups
+            .get(i.group as usize)
+            .map(String::as_str)
+            .unwrap_or("");
+        let thread = if i.thread == u32::MAX {
+            String::new()
+        } else {
+            i.thread.to_string()
+        };
+        w.write_record([
+            i.item.to_string(),
+            group.to_string(),
+            thread,
+            cell(i.queued),
+            cell(i.started),
+            cell(i.finished),
+        ])?;
+    }
+    Ok(w.into_inner().context("cannot finish CSV")?)
+}

@@ -1,0 +1,305 @@
+//! The classic native thread pool of .NET Framework 4.x, .NET Core 3.x and .NET 5.
+//!
+//! Read: dotnet/coreclr v3.1 `src/vm/win32threadpool.cpp` (worker counts
+//! `NumActive` / `NumWorking` / `MaxWorking`, `MaybeAddWorkingWorker`,
+//! `ShouldWorkerKeepRunning`, the gate thread and
+//! `SufficientDelaySinceLastDequeue`) and `src/vm/hillclimbing.cpp`; the
+//! summary with constants is `../shared/MODELS.md`.
+//!
+//! The model:
+//! - The thread goal (`MaxWorking`) starts at the minimum. A thread request
+//!   adds one working worker (releasing an idle one, else creating one) only
+//!   while working threads are below the goal. Threads blocked inside a work
+//!   item still count as working: that is why a burst of sleeping items
+//!   waits for the gate thread.
+//! - The gate thread ticks every `gate.period`, its phase relative to the
+//!   first thread request drawn from the run's seed (or set by the
+//!   scenario). On a tick, if thread requests are pending and the time since
+//!   the last dequeue exceeds the starvation threshold (`starvation_delay`
+//!   while CPU utilisation over the last tick is below `cpu_busy_percent`,
+//!   else `goal × busy_delay_per_thread`), and working ≥ goal, the goal
+//!   becomes working + 1 and one worker is added.
+//! - The last-dequeue time moves when a worker starts dispatching and on
+//!   every completion.
+//! - Hill climbing runs on a work-item completion once its sample interval
+//!   has elapsed (and only while existing threads ≤ goal); it may move the
+//!   goal either way. A worker that completes an item while active threads >
+//!   goal retires (`ShouldWorkerKeepRunning`).
+//! - An idle worker exits after `idle_timeout`; the goal then drops to
+//!   max(min, min(goal, active threads)).
+
+use rand::RngExt;
+
+use crate::engine::rng;
+use crate::policy::config::{GateConfig, PolicyConfig};
+use crate::policy::hill_climbing::{HillClimbing, Transition};
+use crate::policy::{Policy, PoolControl, thread_limits};
+use crate::scenario::Scenario;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{ThreadId, ThreadReason};
+
+/// Wake-up tag of the gate thread's tick.
+const GATE_TICK: u64 = 1;
+
+/// The gate thread's starvation rule, shared with the models built on the
+/// classic pool.
+#[derive(Debug)]
+pub struct GateThread {
+    config: GateConfig,
+    phase: SimDuration,
+    started: bool,
+    last_tick: SimTime,
+    last_tick_busy_ns: u128,
+    /// CPU utilisation over the last tick, percent.
+    pub cpu_utilization: u32,
+}
+
+impl GateThread {
+    pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
+        let period = config.period.as_nanos().max(1);
+        let phase = scenario.pool.gate_phase.unwrap_or_else(|| {
+            let mut rng = rng::stream(scenario.seed, stream_name);
+            SimDuration(rng.random_range(0..period))
+        });
+        GateThread {
+            config: config.clone(),
+            phase,
+            started: false,
+            last_tick: SimTime::ZERO,
+            last_tick_busy_ns: 0,
+            cpu_utilization: 0,
+        }
+    }
+
+    /// Starts ticking at the first thread request.
+    pub fn ensure_running(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if !self.started {
+            self.started = true;
+            let now = pool.now();
+            self.last_tick = now;
+            self.last_tick_busy_ns = pool.cpu_busy_core_ns();
+            pool.wake_at(now + self.phase, tag);
+        }
+    }
+
+    /// Measures CPU utilisation since the previous tick and schedules the next.
+    pub fn tick(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        let now = pool.now();
+        let busy = pool.cpu_busy_core_ns();
+        let elapsed = u128::from(now.since(self.last_tick).as_nanos());
+        let capacity = elapsed * u128::from(pool.cores().max(1));
+        self.cpu_utilization = if capacity == 0 {
+            0
+        } else {
+            ((busy - self.last_tick_busy_ns) * 100 / capacity).min(100) as u32
+        };
+        self.last_tick = now;
+        self.last_tick_busy_ns = busy;
+        pool.wake_at(now + self.config.period, tag);
+    }
+
+    /// `SufficientDelaySinceLastDequeue`.
+    pub fn starved(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> bool {
+        let threshold = if self.cpu_utilization < self.config.cpu_busy_percent {
+            self.config.starvation_delay
+        } else {
+            self.config.busy_delay_per_thread.saturating_mul(u64::from(goal))
+        };
+        self.config.comparison.holds(now.since(last_dequeue), threshold)
+    }
+}
+
+/// When hill climbing samples: the completion-driven bookkeeping around
+/// [`HillClimbing::update`] (CoreCLR 3.1 `ShouldAdjustMaxWorkersActive` /
+/// `AdjustMaxWorkersActive`). A sample is due once the interval chosen at
+/// the last adjustment has elapsed (the first completion always qualifies),
+/// and only while active threads ≤ goal; it is taken only if the sample
+/// spans at least half the interval, otherwise the next completion retries.
+#[derive(Debug)]
+pub struct HillClimbingSampler {
+    pub climber: HillClimbing,
+    enabled: bool,
+    completions: u64,
+    prior_completions: u64,
+    prior_time: SimTime,
+    /// `NextCompletedWorkRequestsTime - PriorCompletedWorkRequestsTime`.
+    required: SimDuration,
+    /// `ThreadAdjustmentInterval`, ms.
+    interval_ms: u32,
+    sample_start: SimTime,
+}
+
+impl HillClimbingSampler {
+    pub fn new(config: &PolicyConfig, scenario: &Scenario, stream_name: &str) -> Self {
+        let hc = &config.hill_climbing;
+        HillClimbingSampler {
+            climber: HillClimbing::new(hc, rng::stream_seed(scenario.seed, stream_name)),
+            enabled: hc.enabled,
+            completions: 0,
+            prior_completions: 0,
+            prior_time: SimTime::ZERO,
+            required: SimDuration::ZERO,
+            interval_ms: hc.sample_interval_low_ms,
+            sample_start: SimTime::ZERO,
+        }
+    }
+
+    /// Counts a completion; when a sample is taken returns the new goal.
+    pub fn completed(
+        &mut self,
+        now: SimTime,
+        goal: u32,
+        active: u32,
+        cpu_utilization: u32,
+        limits: (u32, u32),
+    ) -> Option<u32> {
+        self.completions += 1;
+        if !self.enabled || active > goal || now.since(self.prior_time) < self.required {
+            return None;
+        }
+        let elapsed = now.since(self.sample_start);
+        if elapsed.as_nanos() < u64::from(self.interval_ms / 2) * 1_000_000 || elapsed.as_nanos() == 0 {
+            return None;
+        }
+        let done = (self.completions - self.prior_completions).min(u64::from(u32::MAX)) as u32;
+        let (new_goal, next_interval) = self.climber.update(
+            goal,
+            elapsed.as_secs_f64(),
+            done,
+            cpu_utilization,
+            limits.0,
+            limits.1,
+        );
+        self.interval_ms = next_interval;
+        self.prior_completions = self.completions;
+        self.prior_time = now;
+        self.required = SimDuration::from_ms(u64::from(next_interval));
+        self.sample_start = now;
+        Some(new_goal)
+    }
+}
+
+/// The classic pool.
+#[derive(Debug)]
+pub struct Classic {
+    name: String,
+    min: u32,
+    max: u32,
+    goal: u32,
+    last_dequeue: SimTime,
+    gate: GateThread,
+    hill_climbing: HillClimbingSampler,
+}
+
+impl Classic {
+    pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Classic {
+        let (min, max) = thread_limits(config, scenario);
+        Classic {
+            name: config.name.clone(),
+            min,
+            max,
+            goal: min,
+            last_dequeue: SimTime::ZERO,
+            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
+        }
+    }
+
+    /// `MaybeAddWorkingWorker`: one more working thread if below the goal.
+    fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
+        if pool.counts().working < self.goal {
+            pool.add_worker(reason);
+        }
+    }
+
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+        let goal = goal.clamp(self.min, self.max);
+        if goal != self.goal {
+            self.goal = goal;
+            pool.goal_changed(goal, reason);
+        }
+    }
+}
+
+impl Policy for Classic {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn min_threads(&self) -> u32 {
+        self.min
+    }
+    fn max_threads(&self) -> u32 {
+        self.max
+    }
+    fn goal(&self) -> Option<u32> {
+        Some(self.goal)
+    }
+
+    fn start(&mut self, pool: &mut dyn PoolControl) {
+        pool.goal_changed(self.goal, "min-threads");
+    }
+
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl) {
+        self.gate.ensure_running(pool, GATE_TICK);
+        self.maybe_add_working_worker(pool, ThreadReason::Demand);
+    }
+
+    fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+        // UpdateLastDequeueTime before every ExecuteWorkRequest.
+        self.last_dequeue = pool.now();
+    }
+
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let now = pool.now();
+        self.last_dequeue = now;
+        let counts = pool.counts();
+        let limits = (self.min, self.max);
+        if let Some(new_goal) = self.hill_climbing.completed(
+            now,
+            self.goal,
+            counts.existing,
+            self.gate.cpu_utilization,
+            limits,
+        ) {
+            let old = self.goal;
+            let reason = self.hill_climbing.climber.last_transition().name();
+            self.set_goal(pool, new_goal, reason);
+            if self.goal > old {
+                self.maybe_add_working_worker(pool, ThreadReason::HillClimbing);
+            }
+        }
+        // ShouldWorkerKeepRunning: with more active threads than the goal,
+        // this one retires.
+        pool.counts().existing <= self.goal
+    }
+
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if tag != GATE_TICK {
+            return;
+        }
+        self.gate.tick(pool, GATE_TICK);
+        let counts = pool.counts();
+        if counts.pending_requests > 0
+            && self.gate.starved(pool.now(), self.last_dequeue, self.goal)
+            && counts.existing < self.max
+            && counts.existing >= self.goal
+        {
+            let goal = counts.existing + 1;
+            self.set_goal(pool, goal, "starvation");
+            self.hill_climbing
+                .climber
+                .force_change(self.goal, Transition::Starvation);
+            self.maybe_add_working_worker(pool, ThreadReason::Starvation);
+        }
+    }
+
+    fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let remaining = pool.counts().existing.saturating_sub(1);
+        let goal = remaining.min(self.goal).max(self.min);
+        self.set_goal(pool, goal, "thread-timed-out");
+        self.hill_climbing
+            .climber
+            .force_change(self.goal, Transition::ThreadTimedOut);
+        true
+    }
+}

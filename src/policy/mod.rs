@@ -1,0 +1,122 @@
+//! Pool policies: the decisions a thread pool makes (when to add a thread,
+//! what the thread goal is), behind one small trait the engine calls at its
+//! decision points. One module per model; constants come from policy files
+//! (`policies/*.toml`, see [`config`] and [`file`]).
+//!
+//! The engine owns the mechanics every pool shares (queues, thread states,
+//! the thread-request count of the managed work queue, timers) and asks the
+//! policy only what differs between pools.
+
+pub mod classic;
+pub mod config;
+pub mod file;
+pub mod hill_climbing;
+
+use crate::scenario::Scenario;
+use crate::time::SimTime;
+use crate::trace::{ThreadId, ThreadReason};
+
+pub use config::{ModelKind, PolicyConfig};
+
+/// What a blocked pool thread waits in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// `Thread.Sleep`: never counted as cooperative blocking.
+    Sleep,
+    /// `Task.Wait()` / `.Result` on an unfinished task: cooperative blocking
+    /// in the .NET 6+ pool.
+    TaskWait,
+}
+
+/// A snapshot of the pool's thread and queue counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolCounts {
+    /// Active threads: starting, working or idle (CoreCLR's `NumActive`;
+    /// retired and exited threads excluded).
+    pub existing: u32,
+    /// Threads not idle: starting, woken, running or blocked inside a work item
+    /// (CoreCLR's `NumWorking`).
+    pub working: u32,
+    /// Threads waiting for work.
+    pub idle: u32,
+    /// Working threads blocked in `Thread.Sleep`.
+    pub blocked_sleep: u32,
+    /// Working threads blocked in a task wait.
+    pub blocked_wait: u32,
+    /// Thread requests not yet taken by a worker.
+    pub pending_requests: u32,
+    /// Work items in the global and local queues.
+    pub queued: u64,
+}
+
+/// The engine's side of the conversation: what a policy may read and do.
+pub trait PoolControl {
+    fn now(&self) -> SimTime;
+    fn cores(&self) -> u32;
+    fn counts(&self) -> PoolCounts;
+    /// Core-nanoseconds of CPU used since the run started.
+    fn cpu_busy_core_ns(&mut self) -> u128;
+    /// Releases an idle worker, else brings back a retired one, else creates
+    /// a thread. Returns false when none is possible (`max_threads` reached).
+    fn add_worker(&mut self, reason: ThreadReason) -> bool;
+    /// Calls [`Policy::wake`] with `tag` at `at` (not before now).
+    fn wake_at(&mut self, at: SimTime, tag: u64);
+    /// Records a goal change in the trace.
+    fn goal_changed(&mut self, goal: u32, reason: &'static str);
+}
+
+/// A pool model. Every method is a decision point of the real pool.
+pub trait Policy {
+    /// Canonical policy name (from its file).
+    fn name(&self) -> &str;
+    fn min_threads(&self) -> u32;
+    fn max_threads(&self) -> u32;
+    /// The current thread goal, if the model has one.
+    fn goal(&self) -> Option<u32>;
+    /// The run starts.
+    fn start(&mut self, _pool: &mut dyn PoolControl) {}
+    /// The work queue asked for a thread (work was queued, or a worker found
+    /// more work after a dequeue).
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl);
+    /// A worker is about to look for a thread request (a new or released
+    /// thread, or one back from a dispatch quantum or an empty queue).
+    fn seeking_work(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) {}
+    /// A worker finished a work item. Returns whether it keeps dispatching
+    /// (false: it retires, as when the pool has more active threads than its
+    /// goal).
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool;
+    /// A working thread blocks / unblocks inside a work item.
+    fn thread_blocked(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId, _kind: BlockKind) {}
+    fn thread_unblocked(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId, _kind: BlockKind) {}
+    /// A wake-up the policy asked for with [`PoolControl::wake_at`].
+    fn wake(&mut self, _pool: &mut dyn PoolControl, _tag: u64) {}
+    /// An idle worker waited `idle_timeout` for work. Returns whether it exits.
+    fn idle_timed_out(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        true
+    }
+}
+
+/// Builds the model a policy file names, with the scenario's overrides
+/// (`min_threads`, `max_threads`, gate phase) and the run's seed.
+pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
+    match config.model {
+        ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
+    }
+}
+
+/// Default and overridden thread limits: `SetMinThreads` clamps to at least
+/// 1, `SetMaxThreads` to at least min.
+pub fn thread_limits(config: &PolicyConfig, scenario: &Scenario) -> (u32, u32) {
+    let cores = scenario.machine.cores;
+    let min = scenario
+        .pool
+        .min_threads
+        .unwrap_or_else(|| config.threads.min.resolve(cores))
+        .max(1);
+    let max = scenario
+        .pool
+        .max_threads
+        .unwrap_or_else(|| config.threads.max.resolve(cores))
+        .max(min);
+    (min, max)
+}

@@ -1,0 +1,136 @@
+//! The validated scenario: what the engine runs.
+//!
+//! Every value here has been checked (ranges, cross-field rules) by
+//! [`crate::scenario::load`]; the engine trusts it and never re-validates.
+//! Durations are integer nanoseconds ([`SimDuration`]).
+
+use crate::time::SimDuration;
+
+/// Upper bound on items in one group and in one scenario (issue: "counts over
+/// 100 million are refused").
+pub const MAX_ITEMS: u64 = 100_000_000;
+/// Upper bound on any single duration in a scenario: 10 simulated days.
+pub const MAX_DURATION_MS: f64 = 10.0 * 24.0 * 3600.0 * 1000.0;
+/// Upper bound on `machine.cores`.
+pub const MAX_CORES: u32 = 4096;
+/// Upper bound on `pool.max_threads` (the classic pool's own limit on 64-bit).
+pub const MAX_THREADS_LIMIT: u32 = 32767;
+/// Upper bound on the steps of one body.
+pub const MAX_STEPS: usize = 10_000;
+
+/// A complete, validated workload scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// Human-readable title (`name = ...`), defaults to the file stem.
+    pub name: String,
+    /// Seed of every random stream of the run (arrivals, policy noise, gate phase).
+    pub seed: u64,
+    pub machine: Machine,
+    pub pool: PoolSettings,
+    pub groups: Vec<Group>,
+    pub probes: Vec<Probe>,
+    /// Simulated-time limit: the run stops (and says so) when the clock passes it.
+    pub until: Option<SimDuration>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// `Environment.ProcessorCount`.
+    pub cores: u32,
+}
+
+/// `[pool]`: which policy, and the settings a program can change at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolSettings {
+    /// A policy name (`net-classic`, `net5`, ...) or a path to a policy file.
+    pub policy: String,
+    /// `ThreadPool.SetMinThreads(n, ...)`; `None` = the policy's default.
+    pub min_threads: Option<u32>,
+    /// `ThreadPool.SetMaxThreads(n, ...)`; `None` = the policy's default.
+    pub max_threads: Option<u32>,
+    /// Offset of the first gate-thread tick after the first thread request.
+    /// `None` = drawn from the run's seed in `[0, period)`. Set it when a
+    /// published run fixes the phase (REFERENCE.md, seed 001).
+    pub gate_phase: Option<SimDuration>,
+}
+
+/// `[[group]]`: `count` identical work items.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub name: String,
+    pub count: u64,
+    pub submit: Submit,
+    pub from: Origin,
+    pub arrival: Arrival,
+    pub body: Vec<Step>,
+}
+
+/// How an item reaches the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submit {
+    /// `Task.Run(...)`: global queue from a non-pool thread, the calling
+    /// thread's local queue from a pool thread.
+    TaskRun,
+    /// `ThreadPool.QueueUserWorkItem(...)`: always the global queue.
+    QueueUserWorkItem,
+}
+
+/// Which thread submits the group's items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The program's main thread (not a pool thread).
+    Main,
+    /// A pool work item queued (globally) at the group's first arrival that
+    /// submits the items in turn, sleeping between arrivals: the shape of
+    /// `Task.Run(() => { for (...) Task.Run(work); })`.
+    Pool,
+}
+
+/// When the items of a group are submitted.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arrival {
+    /// All at one instant, in a tight loop.
+    At(SimDuration),
+    /// One every `every`, the first at `start`.
+    Every { start: SimDuration, every: SimDuration },
+    /// A Poisson process of `per_second` items per second from `start`,
+    /// drawn from the run's `arrivals` stream.
+    Poisson { start: SimDuration, per_second: f64 },
+}
+
+/// One step of a work item's body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// CPU work of this many core-nanoseconds; stretched when runnable
+    /// threads outnumber cores (processor sharing).
+    Cpu(SimDuration),
+    /// Busy-wait until this much wall-clock time has passed
+    /// (`SpinWait.SpinUntil(() => false, ms)`): holds a core share while it
+    /// runs, but ends on time however contended the cores are.
+    Spin(SimDuration),
+    /// `Thread.Sleep(ms)`: holds the thread, no CPU, not cooperative blocking.
+    Sleep(SimDuration),
+    /// `Task.Delay(ms).Wait()`: holds the thread until the timer's callback
+    /// has run as pool work; cooperative blocking where the policy has it.
+    Wait(SimDuration),
+    /// `await Task.Delay(ms)`: frees the thread; the rest of the body runs as
+    /// the timer callback's continuation.
+    Await(SimDuration),
+    /// `await Task.Yield()`: the rest of the body is queued to the global queue.
+    Yield,
+}
+
+/// `[[probe]]`: the main thread's responsiveness probe of seed 003:
+/// `while (work remains) { Thread.Sleep(every); Task.Run(() => sw.Stop()).Wait(); }`.
+/// Its latency is the time from queueing the probe item to its start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    pub every: SimDuration,
+}
+
+impl Scenario {
+    /// Total number of work items over all groups (probes excluded).
+    pub fn item_count(&self) -> u64 {
+        self.groups.iter().map(|g| g.count).sum()
+    }
+}

@@ -1,0 +1,36 @@
+//! Helpers shared by the integration tests.
+
+use std::path::PathBuf;
+
+use poolsim::engine::{self, RunResult, SimOptions};
+use poolsim::policy::file::resolve_policy;
+use poolsim::scenario::Scenario;
+use poolsim::scenario::load::load_scenario;
+use poolsim::trace::NullSink;
+
+/// Path of a file in the repository.
+pub fn repo_path(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Loads `scenarios/<name>`.
+pub fn scenario(name: &str) -> Scenario {
+    let path = repo_path(&format!("scenarios/{name}"));
+    load_scenario(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a scenario under its own policy.
+pub fn run(scenario: &Scenario) -> RunResult {
+    let policy = resolve_policy(&scenario.pool.policy).unwrap_or_else(|e| panic!("{e}"));
+    engine::simulate(scenario, &policy, &mut NullSink, &SimOptions::default())
+}
+
+/// Item start offsets in ms, in submission order.
+pub fn starts_ms(result: &RunResult) -> Vec<f64> {
+    result
+        .trace
+        .items
+        .iter()
+        .map(|i| i.started.as_ms_f64())
+        .collect()
+}

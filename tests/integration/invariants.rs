@@ -1,0 +1,203 @@
+//! Invariants over many generated scenarios: every item is queued, started
+//! and finished exactly once and in that order; no more threads than the
+//! maximum; no step takes less than its duration (so CPU work never runs
+//! faster than one core per thread); the clock never goes back.
+
+use proptest::prelude::*;
+
+use poolsim::engine::{self, SimOptions};
+use poolsim::policy::file::resolve_policy;
+use poolsim::scenario::{
+    Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Step, Submit,
+};
+use poolsim::time::{SimDuration, SimTime};
+use poolsim::trace::{EventLog, TraceEvent};
+
+fn step() -> impl Strategy<Value = Step> {
+    let ms = 0u64..300;
+    prop_oneof![
+        ms.clone().prop_map(|d| Step::Cpu(SimDuration::from_ms(d))),
+        ms.clone().prop_map(|d| Step::Spin(SimDuration::from_ms(d))),
+        ms.clone().prop_map(|d| Step::Sleep(SimDuration::from_ms(d))),
+        ms.clone().prop_map(|d| Step::Wait(SimDuration::from_ms(d))),
+        ms.prop_map(|d| Step::Await(SimDuration::from_ms(d))),
+        Just(Step::Yield),
+    ]
+}
+
+fn arrival() -> impl Strategy<Value = Arrival> {
+    prop_oneof![
+        (0u64..500).prop_map(|t| Arrival::At(SimDuration::from_ms(t))),
+        (0u64..200, 1u64..100).prop_map(|(s, e)| Arrival::Every {
+            start: SimDuration::from_ms(s),
+            every: SimDuration::from_ms(e),
+        }),
+        (0u64..200, 1.0f64..500.0).prop_map(|(s, r)| Arrival::Poisson {
+            start: SimDuration::from_ms(s),
+            per_second: r,
+        }),
+    ]
+}
+
+fn group(index: usize) -> impl Strategy<Value = Group> {
+    (
+        1u64..40,
+        prop_oneof![Just(Submit::TaskRun), Just(Submit::QueueUserWorkItem)],
+        prop_oneof![Just(Origin::Main), Just(Origin::Pool)],
+        arrival(),
+        prop::collection::vec(step(), 1..5),
+    )
+        .prop_map(move |(count, submit, from, arrival, body)| Group {
+            name: format!("g{index}"),
+            count,
+            submit,
+            from,
+            arrival,
+            body,
+        })
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        1u32..9,
+        prop::option::of(1u32..12),
+        prop::option::of(1u32..40),
+        any::<u64>(),
+        prop::collection::vec(0usize..1, 1..4),
+        prop::option::of(50u64..400),
+    )
+        .prop_flat_map(|(cores, min, max, seed, shape, probe)| {
+            let groups: Vec<_> = (0..shape.len()).map(group).collect();
+            (Just((cores, min, max, seed, probe)), groups)
+        })
+        .prop_map(|((cores, min, max, seed, probe), groups)| {
+            let max = match (min, max) {
+                (Some(lo), Some(hi)) => Some(hi.max(lo)),
+                (_, m) => m,
+            };
+            Scenario {
+                name: "generated".into(),
+                seed,
+                machine: Machine { cores },
+                pool: PoolSettings {
+                    policy: "net-classic".into(),
+                    min_threads: min,
+                    max_threads: max,
+                    gate_phase: None,
+                },
+                groups,
+                probes: probe
+                    .map(|ms| Probe {
+                        every: SimDuration::from_ms(ms),
+                    })
+                    .into_iter()
+                    .collect(),
+                until: Some(SimDuration::from_ms(3_600_000)),
+            }
+        })
+}
+
+fn min_duration(body: &[Step]) -> SimDuration {
+    body.iter()
+        .map(|s| match *s {
+            Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d) => d,
+            Step::Yield => SimDuration::ZERO,
+        })
+        .fold(SimDuration::ZERO, |a, b| a + b)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn every_run_keeps_the_invariants(s in scenario()) {
+        let policy = resolve_policy("net-classic").unwrap();
+        let mut log = EventLog::default();
+        let result = engine::simulate(&s, &policy, &mut log, &SimOptions::default());
+        let trace = &result.trace;
+        let seed = s.seed;
+
+        // With a max_threads below what blocking items need, a run may
+        // legitimately not finish (every thread blocked on a timer whose
+        // callback needs a thread); everything else must complete.
+        prop_assert_eq!(trace.items.len() as u64, s.item_count(), "seed {}", seed);
+
+        // The clock never goes back.
+        let mut last = SimTime::ZERO;
+        for (at, _) in &log.events {
+            prop_assert!(*at >= last, "seed {}: time went back", seed);
+            last = *at;
+        }
+
+        // Each item queued, started, finished once, in that order.
+        let n = trace.items.len();
+        let (mut queued, mut started, mut finished) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+        for (_, e) in &log.events {
+            match e {
+                TraceEvent::ItemQueued { item, .. } => queued[*item as usize] += 1,
+                TraceEvent::ItemStarted { item, .. } => {
+                    prop_assert_eq!(queued[*item as usize], 1);
+                    started[*item as usize] += 1
+                }
+                TraceEvent::ItemFinished { item, .. } => {
+                    prop_assert_eq!(started[*item as usize], 1);
+                    finished[*item as usize] += 1
+                }
+                _ => {}
+            }
+        }
+        for i in 0..n {
+            prop_assert_eq!(queued[i], 1, "seed {}: item {} queued", seed, i);
+            prop_assert!(started[i] <= 1 && finished[i] <= 1, "seed {}: item {}", seed, i);
+            if result.outcome.is_completed() {
+                prop_assert_eq!(finished[i], 1, "seed {}: item {} unfinished", seed, i);
+            }
+        }
+
+        // No step faster than its duration; started >= queued.
+        for rec in &trace.items {
+            if rec.started == SimTime::MAX { continue; }
+            prop_assert!(rec.started >= rec.queued);
+            if rec.finished == SimTime::MAX { continue; }
+            let body = &s.groups[rec.group as usize].body;
+            prop_assert!(
+                rec.finished.since(rec.started) >= min_duration(body),
+                "seed {}: item {} ran {:?}, body needs {:?}",
+                seed, rec.item, rec.finished.since(rec.started), min_duration(body)
+            );
+        }
+
+        // Never more threads than the maximum.
+        let (_, max) = poolsim::policy::thread_limits(&policy, &s);
+        for c in &trace.counts {
+            prop_assert!(c.threads <= max, "seed {}: {} threads > max {}", seed, c.threads, max);
+        }
+    }
+
+    #[test]
+    fn cpu_only_items_never_run_faster_than_one_core_each(
+        cores in 1u32..8, count in 1u64..60, work in 1u64..50, seed in any::<u64>()
+    ) {
+        let s = Scenario {
+            name: "cpu".into(),
+            seed,
+            machine: Machine { cores },
+            pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None },
+            groups: vec![Group {
+                name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,
+                arrival: Arrival::At(SimDuration::ZERO), body: vec![Step::Cpu(SimDuration::from_ms(work))],
+            }],
+            probes: vec![],
+            until: None,
+        };
+        let policy = resolve_policy("net-classic").unwrap();
+        let result = engine::simulate(&s, &policy, &mut poolsim::trace::NullSink, &SimOptions::default());
+        prop_assert!(result.outcome.is_completed());
+        // The whole batch cannot beat total work spread over all cores.
+        let total = count * work;
+        let makespan = poolsim::metrics::summarize(&result.trace).makespan_ms;
+        prop_assert!(makespan + 1e-6 >= total as f64 / f64::from(cores), "makespan {} < {}", makespan, total as f64 / f64::from(cores));
+        let busy = result.trace.cpu_busy_ns.unwrap();
+        prop_assert_eq!(busy, u128::from(total) * 1_000_000);
+    }
+}

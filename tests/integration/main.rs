@@ -1,0 +1,7 @@
+//! poolsim's integration tests: one binary, a file per behaviour.
+
+mod common;
+mod determinism;
+mod invariants;
+mod scenario_errors;
+mod seed_001;
