@@ -83,7 +83,11 @@ pub fn summarize(trace: &Trace) -> Summary {
         .iter()
         .filter(|i| i.finished != SimTime::MAX)
         .collect();
-    let last_end = done.iter().map(|i| i.finished).max().unwrap_or(first_queued);
+    let last_end = done
+        .iter()
+        .map(|i| i.finished)
+        .max()
+        .unwrap_or(first_queued);
     let makespan_ms = ms(last_end) - ms(first_queued);
     let delays = trace
         .items

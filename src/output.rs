@@ -50,13 +50,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         std::process::id()
     ));
     let result = (|| -> Result<()> {
-        let mut f = fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         f.write_all(bytes)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         f.sync_all().ok();
-        fs::rename(&tmp, path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
         Ok(())
     })();
     if result.is_err() {
@@ -104,5 +103,5 @@ pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
             cell(i.finished),
         ])?;
     }
-    Ok(w.into_inner().context("cannot finish CSV")?)
+    w.into_inner().context("cannot finish CSV")
 }

@@ -127,8 +127,14 @@ mod tests {
 
     #[test]
     fn ms_conversion_rounds_and_refuses_bad_values() {
-        assert_eq!(SimDuration::try_from_ms_f64(1.5), Some(SimDuration(1_500_000)));
-        assert_eq!(SimDuration::try_from_ms_f64(0.0000004), Some(SimDuration(0)));
+        assert_eq!(
+            SimDuration::try_from_ms_f64(1.5),
+            Some(SimDuration(1_500_000))
+        );
+        assert_eq!(
+            SimDuration::try_from_ms_f64(0.0000004),
+            Some(SimDuration(0))
+        );
         assert_eq!(SimDuration::try_from_ms_f64(-1.0), None);
         assert_eq!(SimDuration::try_from_ms_f64(f64::NAN), None);
         assert_eq!(SimDuration::try_from_ms_f64(1e300), None);

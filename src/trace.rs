@@ -83,19 +83,46 @@ impl Phase {
 /// A detail event, sent to a [`TraceSink`] as it happens.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TraceEvent {
-    ItemQueued { item: ItemId, local_of: Option<ThreadId> },
-    ItemStarted { item: ItemId, thread: ThreadId },
-    ItemFinished { item: ItemId, thread: ThreadId },
+    ItemQueued {
+        item: ItemId,
+        local_of: Option<ThreadId>,
+    },
+    ItemStarted {
+        item: ItemId,
+        thread: ThreadId,
+    },
+    ItemFinished {
+        item: ItemId,
+        thread: ThreadId,
+    },
     /// `thread` entered `phase`, working on `item` if any.
-    ThreadPhase { thread: ThreadId, phase: Phase, item: Option<ItemId> },
-    ThreadCreated { thread: ThreadId, reason: ThreadReason },
-    ThreadExited { thread: ThreadId },
+    ThreadPhase {
+        thread: ThreadId,
+        phase: Phase,
+        item: Option<ItemId>,
+    },
+    ThreadCreated {
+        thread: ThreadId,
+        reason: ThreadReason,
+    },
+    ThreadExited {
+        thread: ThreadId,
+    },
     /// The policy's thread goal changed.
-    GoalChanged { goal: u32, reason: &'static str },
+    GoalChanged {
+        goal: u32,
+        reason: &'static str,
+    },
     /// Work items waiting in the global and local queues.
-    QueueLength { queued: u64 },
-    ProbeQueued { probe: u32 },
-    ProbeStarted { probe: u32 },
+    QueueLength {
+        queued: u64,
+    },
+    ProbeQueued {
+        probe: u32,
+    },
+    ProbeStarted {
+        probe: u32,
+    },
 }
 
 /// Receives detail events. Implementations must not influence the run.

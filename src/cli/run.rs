@@ -52,7 +52,10 @@ pub fn run(args: RunArgs) -> i32 {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    let policy_name = args.policy.clone().unwrap_or_else(|| scenario.pool.policy.clone());
+    let policy_name = args
+        .policy
+        .clone()
+        .unwrap_or_else(|| scenario.pool.policy.clone());
     let policy = match resolve_policy(&policy_name) {
         Ok(p) => p,
         Err(e) => {
@@ -60,11 +63,11 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
-    if let Some(trace_path) = &args.trace {
-        if let Err(e) = output::check_not_input(trace_path, &[args.scenario.as_path()]) {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
+    if let Some(trace_path) = &args.trace
+        && let Err(e) = output::check_not_input(trace_path, &[args.scenario.as_path()])
+    {
+        eprintln!("error: {e:#}");
+        return EXIT_INPUT;
     }
     let options = SimOptions {
         until: args.until_ms.map(SimDuration::from_ms),
@@ -138,7 +141,11 @@ fn print_items(trace: &Trace) {
         "item", "group", "thread", "queued ms", "started ms", "finished ms", "delay ms"
     );
     for i in &trace.items {
-        let group = trace.groups.get(i.group as usize).map(String::as_str).unwrap_or("");
+        let group = trace
+            .groups
+            .get(i.group as usize)
+            .map(String::as_str)
+            .unwrap_or("");
         let thread = if i.thread == u32::MAX {
             "-".to_string()
         } else {
@@ -165,7 +172,10 @@ fn print_items(trace: &Trace) {
 
 fn print_summary(s: &Summary, outcome: &Outcome) {
     println!("scenario      {}", s.scenario);
-    println!("policy        {}   seed {}   cores {}", s.policy, s.seed, s.cores);
+    println!(
+        "policy        {}   seed {}   cores {}",
+        s.policy, s.seed, s.cores
+    );
     println!("items         {} ({} finished)", s.items, s.finished);
     println!("makespan      {:.1} ms", s.makespan_ms);
     println!(

@@ -139,7 +139,10 @@ mod tests {
             cpu.advance(t);
             buf.clear();
             cpu.pop_finished(&mut buf);
-            assert!(!buf.is_empty(), "a predicted completion must complete a job");
+            assert!(
+                !buf.is_empty(),
+                "a predicted completion must complete a job"
+            );
             for &th in &buf {
                 done.push((th, t));
             }
@@ -153,7 +156,10 @@ mod tests {
         cpu.add_job(0, SimDuration::from_ms(10));
         cpu.add_job(1, SimDuration::from_ms(20));
         let done = run_until_done(&mut cpu);
-        assert_eq!(done, vec![(0, SimTime::from_ms(10)), (1, SimTime::from_ms(20))]);
+        assert_eq!(
+            done,
+            vec![(0, SimTime::from_ms(10)), (1, SimTime::from_ms(20))]
+        );
         assert_eq!(cpu.busy_core_ns(), 30_000_000);
     }
 
@@ -165,7 +171,10 @@ mod tests {
         }
         let done = run_until_done(&mut cpu);
         // 4 jobs of 10 ms on 2 cores: each gets half a core, all end at 20 ms.
-        assert!(done.iter().all(|&(_, t)| t == SimTime::from_ms(20)), "{done:?}");
+        assert!(
+            done.iter().all(|&(_, t)| t == SimTime::from_ms(20)),
+            "{done:?}"
+        );
     }
 
     #[test]

@@ -366,7 +366,8 @@ impl<'a, S: TraceSink> Core<'a, S> {
     fn schedule(&mut self, at: SimTime, kind: EventKind) {
         let at = at.max(self.now);
         self.seq += 1;
-        self.events.push(Reverse((EventKey { at, seq: self.seq }, kind)));
+        self.events
+            .push(Reverse((EventKey { at, seq: self.seq }, kind)));
     }
 
     fn record(&mut self, event: TraceEvent) {
@@ -694,7 +695,13 @@ impl<S: TraceSink> Engine<'_, S> {
         let core = &mut self.core;
         core.cpu.advance(core.now);
         core.trace.cpu_busy_ns = Some(core.cpu.busy_core_ns());
-        core.trace.end = core.trace.items.iter().map(|i| i.finished).max().unwrap_or(core.now);
+        core.trace.end = core
+            .trace
+            .items
+            .iter()
+            .map(|i| i.finished)
+            .max()
+            .unwrap_or(core.now);
         if !outcome.is_completed() {
             core.trace.end = core.now;
         }
@@ -759,7 +766,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.core.reschedule_cpu();
             }
             EventKind::TimerThread(generation) => {
-                if generation != self.core.timer_thread_generation || self.core.timer_queue_scheduled
+                if generation != self.core.timer_thread_generation
+                    || self.core.timer_queue_scheduled
                 {
                     return;
                 }
@@ -922,7 +930,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 if rec.started == SimTime::MAX {
                     rec.started = self.core.now;
                     rec.thread = t;
-                    self.core.record(TraceEvent::ItemStarted { item, thread: t });
+                    self.core
+                        .record(TraceEvent::ItemStarted { item, thread: t });
                 }
                 self.run_steps(t, item)
             }
@@ -958,7 +967,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 }
                 // The main thread's Wait() returns; it sleeps again.
                 let every = self.core.scenario.probes[p as usize].every;
-                self.core.schedule(self.core.now + every, EventKind::Probe(p));
+                self.core
+                    .schedule(self.core.now + every, EventKind::Probe(p));
                 Progress::Done
             }
         }
@@ -1003,7 +1013,8 @@ impl<S: TraceSink> Engine<'_, S> {
             let Some(step) = body.get(pc) else {
                 self.core.trace.items[item as usize].finished = self.core.now;
                 self.core.items_finished += 1;
-                self.core.record(TraceEvent::ItemFinished { item, thread: t });
+                self.core
+                    .record(TraceEvent::ItemFinished { item, thread: t });
                 return Progress::Done;
             };
             let now = self.core.now;
@@ -1025,14 +1036,16 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.core.reschedule_cpu();
                     self.core.threads[t as usize].activity = Activity::Spin;
                     self.core.phase(t, Phase::Spin, Some(item));
-                    self.core.schedule(now + d, EventKind::StepDone(t, generation));
+                    self.core
+                        .schedule(now + d, EventKind::StepDone(t, generation));
                     return Progress::Pending;
                 }
                 Step::Sleep(d) => {
                     self.core.threads[t as usize].activity = Activity::Sleep;
                     self.core.blocked_sleep += 1;
                     self.core.phase(t, Phase::Sleep, Some(item));
-                    self.core.schedule(now + d, EventKind::StepDone(t, generation));
+                    self.core
+                        .schedule(now + d, EventKind::StepDone(t, generation));
                     self.policy
                         .thread_blocked(&mut self.core, t, BlockKind::Sleep);
                     return Progress::Pending;

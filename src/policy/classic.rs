@@ -88,11 +88,9 @@ impl GateThread {
         let busy = pool.cpu_busy_core_ns();
         let elapsed = u128::from(now.since(self.last_tick).as_nanos());
         let capacity = elapsed * u128::from(pool.cores().max(1));
-        self.cpu_utilization = if capacity == 0 {
-            0
-        } else {
-            ((busy - self.last_tick_busy_ns) * 100 / capacity).min(100) as u32
-        };
+        self.cpu_utilization = ((busy - self.last_tick_busy_ns) * 100)
+            .checked_div(capacity)
+            .map_or(0, |u| u.min(100) as u32);
         self.last_tick = now;
         self.last_tick_busy_ns = busy;
         pool.wake_at(now + self.config.period, tag);
@@ -103,9 +101,13 @@ impl GateThread {
         let threshold = if self.cpu_utilization < self.config.cpu_busy_percent {
             self.config.starvation_delay
         } else {
-            self.config.busy_delay_per_thread.saturating_mul(u64::from(goal))
+            self.config
+                .busy_delay_per_thread
+                .saturating_mul(u64::from(goal))
         };
-        self.config.comparison.holds(now.since(last_dequeue), threshold)
+        self.config
+            .comparison
+            .holds(now.since(last_dequeue), threshold)
     }
 }
 
@@ -158,7 +160,9 @@ impl HillClimbingSampler {
             return None;
         }
         let elapsed = now.since(self.sample_start);
-        if elapsed.as_nanos() < u64::from(self.interval_ms / 2) * 1_000_000 || elapsed.as_nanos() == 0 {
+        if elapsed.as_nanos() < u64::from(self.interval_ms / 2) * 1_000_000
+            || elapsed.as_nanos() == 0
+        {
             return None;
         }
         let done = (self.completions - self.prior_completions).min(u64::from(u32::MAX)) as u32;

@@ -86,8 +86,15 @@ pub trait Policy {
     /// goal).
     fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool;
     /// A working thread blocks / unblocks inside a work item.
-    fn thread_blocked(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId, _kind: BlockKind) {}
-    fn thread_unblocked(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId, _kind: BlockKind) {}
+    fn thread_blocked(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId, _kind: BlockKind) {
+    }
+    fn thread_unblocked(
+        &mut self,
+        _pool: &mut dyn PoolControl,
+        _thread: ThreadId,
+        _kind: BlockKind,
+    ) {
+    }
     /// A wake-up the policy asked for with [`PoolControl::wake_at`].
     fn wake(&mut self, _pool: &mut dyn PoolControl, _tag: u64) {}
     /// An idle worker waited `idle_timeout` for work. Returns whether it exits.

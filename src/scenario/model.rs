@@ -92,7 +92,10 @@ pub enum Arrival {
     /// All at one instant, in a tight loop.
     At(SimDuration),
     /// One every `every`, the first at `start`.
-    Every { start: SimDuration, every: SimDuration },
+    Every {
+        start: SimDuration,
+        every: SimDuration,
+    },
     /// A Poisson process of `per_second` items per second from `start`,
     /// drawn from the run's `arrivals` stream.
     Poisson { start: SimDuration, per_second: f64 },

@@ -37,5 +37,8 @@ fn the_seed_drives_poisson_arrivals_and_the_gate_phase() {
     let a = outputs(&s);
     s.seed += 1;
     let b = outputs(&s);
-    assert_ne!(a.0, b.0, "a different seed should change Poisson arrival times");
+    assert_ne!(
+        a.0, b.0,
+        "a different seed should change Poisson arrival times"
+    );
 }

@@ -30,7 +30,10 @@ fn burst_starts_match_the_published_run() {
     assert!(result.outcome.is_completed());
     let starts = starts_ms(&result);
     let worst = worst_start_error(&starts, &PUBLISHED_BURST);
-    assert!(worst <= 150.0, "starts {starts:?}: worst error {worst:.1} ms");
+    assert!(
+        worst <= 150.0,
+        "starts {starts:?}: worst error {worst:.1} ms"
+    );
     // Makespan: published last start 4035 + 4000 ms of sleep, less the offset.
     let offset = PUBLISHED_BURST[0] - starts[0];
     let published_makespan = 4035.0 + 4000.0 - offset;
@@ -55,7 +58,10 @@ fn burst_without_the_fixed_phase_still_injects_about_once_a_second() {
             let gap = w[1] - w[0];
             assert!((gap - 1000.0).abs() < 5.0, "seed {seed}: starts {starts:?}");
         }
-        assert!(starts[4] > 500.0 && starts[4] <= 1000.5, "seed {seed}: {starts:?}");
+        assert!(
+            starts[4] > 500.0 && starts[4] <= 1000.5,
+            "seed {seed}: {starts:?}"
+        );
     }
 }
 
@@ -64,7 +70,13 @@ fn set_min_threads_20_starts_every_item_at_once() {
     let result = run(&scenario("seed-001-min20.toml"));
     let starts = starts_ms(&result);
     let worst = worst_start_error(&starts, &PUBLISHED_MIN20);
-    assert!(worst <= 150.0, "starts {starts:?}: worst error {worst:.1} ms");
+    assert!(
+        worst <= 150.0,
+        "starts {starts:?}: worst error {worst:.1} ms"
+    );
     let makespan = poolsim::metrics::summarize(&result.trace).makespan_ms;
-    assert!((makespan - 4000.0).abs() < 0.05 * 4041.0, "makespan {makespan}");
+    assert!(
+        (makespan - 4000.0).abs() < 0.05 * 4041.0,
+        "makespan {makespan}"
+    );
 }

@@ -1,0 +1,777 @@
+//! Stage two of loading a scenario: check every value and cross-field rule
+//! of the [`raw`](crate::scenario::raw) file and build the validated
+//! [`Scenario`].
+//!
+//! Every problem is reported, not just the first, each with file, line,
+//! column and TOML path (`group[1].body[0].sleep_ms`). The policy named in
+//! `[pool]` is not resolved here (see [`crate::policy::file::resolve_policy`]).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+use toml::Spanned;
+
+use crate::error::{Diagnostic, LoadError, Problem, Report, choose, line_col};
+use crate::scenario::model::{
+    Arrival, Group, MAX_CORES, MAX_ITEMS, MAX_STEPS, MAX_THREADS_LIMIT, Machine, Origin,
+    PoolSettings, Probe, Scenario, Step, Submit,
+};
+use crate::scenario::raw::{
+    Number, RawArrival, RawGroup, RawPool, RawScenario, RawStep, RawStepTable, TimeUnit,
+};
+use crate::time::SimDuration;
+
+/// `submit = ...` values; a new submission mode is one line here.
+const SUBMIT_MODES: &[(&str, Submit)] = &[
+    ("task-run", Submit::TaskRun),
+    ("queue-user-work-item", Submit::QueueUserWorkItem),
+];
+
+/// `from = ...` values.
+const ORIGINS: &[(&str, Origin)] = &[("main", Origin::Main), ("pool", Origin::Pool)];
+
+/// Highest Poisson arrival rate accepted: one item per nanosecond.
+const MAX_POISSON_PER_S: f64 = 1e9;
+
+/// Reads and validates the scenario file at `path`. A missing or unreadable
+/// file is a [`LoadError`] too.
+pub fn load_scenario(path: &Path) -> Result<Scenario, LoadError> {
+    let file = path.display().to_string();
+    let text = read_text(path, &file)?;
+    parse_scenario(&text, &file)
+}
+
+/// Reads a UTF-8 text file, turning I/O and encoding failures into a
+/// [`LoadError`] naming `file`.
+pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        let d = Diagnostic::new(format!("cannot read the file: {e}")).in_file(file);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            d.with_help("check the path; relative paths start from the current directory")
+        } else {
+            d
+        }
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
+        let (line, column) = line_col(&prefix, prefix.len());
+        let mut d = Diagnostic::new("the file is not valid UTF-8 text").in_file(file);
+        d.line = Some(line);
+        d.column = Some(column);
+        LoadError::new(d.with_help("save the file as UTF-8"))
+    })
+}
+
+/// Parses and validates scenario TOML `text`. `file` names the file in
+/// messages, and its stem is the default scenario `name`.
+pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, LoadError> {
+    let raw: RawScenario = crate::error::parse_document(text, file)?;
+    let mut report = Report::new(file, text);
+    let scenario = build_scenario(&raw, file, &mut report);
+    report.finish(scenario)
+}
+
+/// Span pointing at the first character of the file, for things missing
+/// from the top level.
+const START: Range<usize> = 0..0;
+
+fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario {
+    let name = match &raw.name {
+        Some(n) => r.check(n, "name", |s| non_empty(s)).unwrap_or_default(),
+        None => default_name(file),
+    };
+    let seed = raw
+        .seed
+        .as_ref()
+        .and_then(|s| r.check(s, "seed", |n| n.integer_in(0, i64::MAX)))
+        .map_or(1, |s| s.unsigned_abs());
+    let until = raw
+        .until_ms
+        .as_ref()
+        .and_then(|u| r.check(u, "until_ms", |n| n.duration(TimeUnit::Ms, true)));
+
+    let cores = match &raw.machine {
+        None => {
+            r.error(
+                START,
+                "machine",
+                Problem::new("missing table `[machine]`")
+                    .help("add a `[machine]` table with the number of cores: `cores = 4`"),
+            );
+            1
+        }
+        Some(m) => match &m.get_ref().cores {
+            None => {
+                r.error(
+                    m.span(),
+                    "machine.cores",
+                    Problem::new("missing key `cores`")
+                        .help("say how many cores the simulated machine has: `cores = 4`"),
+                );
+                1
+            }
+            Some(c) => r
+                .check(c, "machine.cores", |n| {
+                    n.integer_in(1, i64::from(MAX_CORES)).map_err(|p| {
+                        p.help("`cores` is the number of processors of the simulated machine")
+                    })
+                })
+                .and_then(|c| u32::try_from(c).ok())
+                .unwrap_or(1),
+        },
+    };
+
+    let pool = match &raw.pool {
+        None => {
+            r.error(
+                START,
+                "pool",
+                Problem::new("missing table `[pool]`")
+                    .help("add a `[pool]` table naming a policy: `policy = \"net-classic\"`"),
+            );
+            None
+        }
+        Some(p) => Some(build_pool(p, r)),
+    };
+    let pool = pool.unwrap_or(PoolSettings {
+        policy: String::new(),
+        min_threads: None,
+        max_threads: None,
+        gate_phase: None,
+    });
+
+    let mut groups = Vec::new();
+    match &raw.group {
+        None => r.error(
+            START,
+            "group",
+            Problem::new("the scenario has no work: no `[[group]]` table")
+                .help("add one: `[[group]]` then `count = 10` and `body = [ { sleep_ms = 100 } ]`"),
+        ),
+        Some(list) if list.get_ref().is_empty() => r.error(
+            list.span(),
+            "group",
+            Problem::new("the scenario has no work: `group` is empty"),
+        ),
+        Some(list) => {
+            for (i, g) in list.get_ref().iter().enumerate() {
+                groups.push(build_group(i, g, r));
+            }
+            check_group_names(list.get_ref(), &groups, r);
+            check_total_items(list.get_ref(), &groups, r);
+        }
+    }
+
+    let mut probes = Vec::new();
+    if let Some(list) = &raw.probe {
+        for (i, p) in list.get_ref().iter().enumerate() {
+            let path = format!("probe[{i}]");
+            let every = match &p.get_ref().every_ms {
+                None => {
+                    r.error(
+                        p.span(),
+                        &format!("{path}.every_ms"),
+                        Problem::new("missing key `every_ms`")
+                            .help("say how often the probe runs: `every_ms = 500`"),
+                    );
+                    None
+                }
+                Some(e) => r.check(e, &format!("{path}.every_ms"), |n| {
+                    n.duration(TimeUnit::Ms, true)
+                }),
+            };
+            probes.push(Probe {
+                every: every.unwrap_or(SimDuration::ZERO),
+            });
+        }
+    }
+
+    Scenario {
+        name,
+        seed,
+        machine: Machine { cores },
+        pool,
+        groups,
+        probes,
+        until,
+    }
+}
+
+fn default_name(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "scenario".to_string())
+}
+
+fn non_empty(s: &str) -> Result<String, Problem> {
+    if s.trim().is_empty() {
+        Err(Problem::new("must not be empty"))
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+fn thread_count(n: &Number) -> Result<u32, Problem> {
+    n.integer_in(1, i64::from(MAX_THREADS_LIMIT))
+        .map(|v| u32::try_from(v).unwrap_or(MAX_THREADS_LIMIT))
+}
+
+fn build_pool(p: &Spanned<RawPool>, r: &mut Report<'_>) -> PoolSettings {
+    let raw = p.get_ref();
+    let policy = match &raw.policy {
+        None => {
+            r.error(
+                p.span(),
+                "pool.policy",
+                Problem::new("missing key `policy`").help(
+                    "name a policy or give the path of a policy file: `policy = \"net-classic\"`",
+                ),
+            );
+            String::new()
+        }
+        Some(s) => r
+            .check(s, "pool.policy", |s| {
+                non_empty(s).map(|s| s.trim().to_string()).map_err(|p| {
+                    p.help("name a policy or give the path of a policy file: `policy = \"net-classic\"`")
+                })
+            })
+            .unwrap_or_default(),
+    };
+    let min_threads = raw
+        .min_threads
+        .as_ref()
+        .and_then(|m| r.check(m, "pool.min_threads", thread_count));
+    let max_threads = raw
+        .max_threads
+        .as_ref()
+        .and_then(|m| r.check(m, "pool.max_threads", thread_count));
+    if let (Some(min), Some(max), Some(min_span)) = (min_threads, max_threads, &raw.min_threads)
+        && min > max
+    {
+        r.error(
+            min_span.span(),
+            "pool.min_threads",
+            Problem::new(format!(
+                "min_threads ({min}) is greater than max_threads ({max})"
+            ))
+            .help("the pool refuses SetMinThreads above the maximum: lower min_threads or raise max_threads"),
+        );
+    }
+    let gate_phase = raw
+        .gate_phase_ms
+        .as_ref()
+        .and_then(|g| r.check(g, "pool.gate_phase_ms", |n| n.duration(TimeUnit::Ms, false)));
+    PoolSettings {
+        policy,
+        min_threads,
+        max_threads,
+        gate_phase,
+    }
+}
+
+fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
+    let raw = g.get_ref();
+    let path = format!("group[{i}]");
+    let name = match &raw.name {
+        Some(n) => r
+            .check(n, &format!("{path}.name"), |s| non_empty(s))
+            .unwrap_or_default(),
+        None => format!("group{i}"),
+    };
+    let count = match &raw.count {
+        None => {
+            r.error(
+                g.span(),
+                &format!("{path}.count"),
+                Problem::new("missing key `count`")
+                    .help("say how many items the group has: `count = 10`"),
+            );
+            None
+        }
+        Some(c) => r.check(c, &format!("{path}.count"), |n| {
+            n.integer_in(1, MAX_ITEMS as i64).map_err(|p| {
+                if matches!(n, Number::Integer(v) if *v > MAX_ITEMS as i64) {
+                    Problem::new(format!(
+                        "{n} items is too many: the limit is {MAX_ITEMS} (100 million)"
+                    ))
+                } else {
+                    p
+                }
+            })
+        }),
+    };
+    let submit = raw
+        .submit
+        .as_ref()
+        .and_then(|s| {
+            r.check(s, &format!("{path}.submit"), |s| {
+                choose(s, SUBMIT_MODES, "submission mode")
+            })
+        })
+        .unwrap_or(Submit::TaskRun);
+    let from = raw
+        .from
+        .as_ref()
+        .and_then(|s| r.check(s, &format!("{path}.from"), |s| choose(s, ORIGINS, "origin")))
+        .unwrap_or(Origin::Main);
+    let arrival = match &raw.arrival {
+        None => Arrival::At(SimDuration::ZERO),
+        Some(a) => build_arrival(&format!("{path}.arrival"), a, r),
+    };
+    let body = match &raw.body {
+        None => {
+            r.error(
+                g.span(),
+                &format!("{path}.body"),
+                Problem::new("missing key `body`").help(
+                    "say what each item does: `body = [ { cpu_ms = 5 }, { sleep_ms = 100 } ]`",
+                ),
+            );
+            Vec::new()
+        }
+        Some(b) => build_body(&format!("{path}.body"), b, r),
+    };
+    Group {
+        name,
+        count: count.map_or(1, |c| c.unsigned_abs()),
+        submit,
+        from,
+        arrival,
+        body,
+    }
+}
+
+fn build_arrival(path: &str, a: &Spanned<RawArrival>, r: &mut Report<'_>) -> Arrival {
+    let raw = a.get_ref();
+    let kinds = [
+        ("at_ms", raw.at_ms.is_some()),
+        ("every_ms", raw.every_ms.is_some()),
+        ("poisson_per_s", raw.poisson_per_s.is_some()),
+    ];
+    let given: Vec<&str> = kinds.iter().filter(|(_, s)| *s).map(|(k, _)| *k).collect();
+    let form_help = "write one of { at_ms = 0 }, { every_ms = 100, start_ms = 0 }, { poisson_per_s = 50, start_ms = 0 }";
+    if given.len() != 1 {
+        let message = if given.is_empty() {
+            "an arrival needs one of `at_ms`, `every_ms` or `poisson_per_s`".to_string()
+        } else {
+            format!(
+                "an arrival has one kind, found {}",
+                given
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        };
+        r.error(a.span(), path, Problem::new(message).help(form_help));
+        return Arrival::At(SimDuration::ZERO);
+    }
+    let start = raw
+        .start_ms
+        .as_ref()
+        .and_then(|s| {
+            r.check(s, &format!("{path}.start_ms"), |n| {
+                n.duration(TimeUnit::Ms, false)
+            })
+        })
+        .unwrap_or(SimDuration::ZERO);
+    if let Some(at) = &raw.at_ms {
+        if let Some(s) = &raw.start_ms {
+            r.error(
+                s.span(),
+                &format!("{path}.start_ms"),
+                Problem::new("`start_ms` goes with `every_ms` or `poisson_per_s`, not `at_ms`")
+                    .help("with `at_ms` all items arrive at that instant: remove `start_ms`"),
+            );
+        }
+        let at = r.check(at, &format!("{path}.at_ms"), |n| {
+            n.duration(TimeUnit::Ms, false)
+        });
+        return Arrival::At(at.unwrap_or(SimDuration::ZERO));
+    }
+    if let Some(every) = &raw.every_ms {
+        let every = r.check(every, &format!("{path}.every_ms"), |n| {
+            n.duration(TimeUnit::Ms, true)
+        });
+        return Arrival::Every {
+            start,
+            every: every.unwrap_or(SimDuration::ZERO),
+        };
+    }
+    if let Some(rate) = &raw.poisson_per_s {
+        let per_second = r.check(rate, &format!("{path}.poisson_per_s"), |n| {
+            let x = n.as_f64();
+            if !x.is_finite() || x <= 0.0 {
+                Err(Problem::new(format!(
+                    "the arrival rate must be a finite number greater than 0 per second, found {n}"
+                )))
+            } else if x > MAX_POISSON_PER_S {
+                Err(Problem::new(format!(
+                    "{n} items per second is too many: the limit is {MAX_POISSON_PER_S:e}"
+                )))
+            } else {
+                Ok(x)
+            }
+        });
+        return Arrival::Poisson {
+            start,
+            per_second: per_second.unwrap_or(1.0),
+        };
+    }
+    Arrival::At(SimDuration::ZERO)
+}
+
+fn build_body(path: &str, b: &Spanned<Vec<Spanned<RawStep>>>, r: &mut Report<'_>) -> Vec<Step> {
+    let steps = b.get_ref();
+    if steps.is_empty() {
+        r.error(
+            b.span(),
+            path,
+            Problem::new("a body needs at least one step")
+                .help("e.g. `body = [ { cpu_ms = 5 } ]`; steps: cpu_ms, spin_ms, sleep_ms, wait_ms, await_ms, \"yield\""),
+        );
+        return Vec::new();
+    }
+    if steps.len() > MAX_STEPS {
+        r.error(
+            b.span(),
+            path,
+            Problem::new(format!(
+                "a body has at most {MAX_STEPS} steps, found {}",
+                steps.len()
+            )),
+        );
+        return Vec::new();
+    }
+    steps
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| match s.get_ref() {
+            RawStep::Yield => Some(Step::Yield),
+            RawStep::Table(t) => build_step(&format!("{path}[{j}]"), s.span(), t, r),
+        })
+        .collect()
+}
+
+fn build_step(
+    path: &str,
+    span: Range<usize>,
+    t: &RawStepTable,
+    r: &mut Report<'_>,
+) -> Option<Step> {
+    type Make = fn(SimDuration) -> Step;
+    let timed: [(&str, &Option<Spanned<Number>>, Make); 5] = [
+        ("cpu_ms", &t.cpu_ms, Step::Cpu),
+        ("spin_ms", &t.spin_ms, Step::Spin),
+        ("sleep_ms", &t.sleep_ms, Step::Sleep),
+        ("wait_ms", &t.wait_ms, Step::Wait),
+        ("await_ms", &t.await_ms, Step::Await),
+    ];
+    let mut given: Vec<&str> = timed
+        .iter()
+        .filter(|(_, v, _)| v.is_some())
+        .map(|(k, _, _)| *k)
+        .collect();
+    if t.yield_.is_some() {
+        given.push("yield");
+    }
+    match given.as_slice() {
+        [] => {
+            r.error(
+                span,
+                path,
+                Problem::new("an empty step").help(
+                    "a step is one of { cpu_ms = N }, { spin_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N } or \"yield\"",
+                ),
+            );
+            None
+        }
+        [_] => {
+            if let Some(y) = &t.yield_ {
+                if *y.get_ref() {
+                    return Some(Step::Yield);
+                }
+                r.error(
+                    y.span(),
+                    &format!("{path}.yield"),
+                    Problem::new("`yield = false` is not a step")
+                        .help("remove the step, or write \"yield\" to yield"),
+                );
+                return None;
+            }
+            let (key, value, make) = timed.iter().find(|(_, v, _)| v.is_some())?;
+            let value = value.as_ref()?;
+            r.check(value, &format!("{path}.{key}"), |n| {
+                n.duration(TimeUnit::Ms, false)
+            })
+            .map(make)
+        }
+        several => {
+            let keys = several
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let split = several
+                .iter()
+                .map(|k| {
+                    if *k == "yield" {
+                        "\"yield\"".to_string()
+                    } else {
+                        format!("{{ {k} = ... }}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            r.error(
+                span,
+                path,
+                Problem::new(format!("a step does one thing, found {keys}")).help(format!(
+                    "split it into steps, in the order they run: {split}"
+                )),
+            );
+            None
+        }
+    }
+}
+
+fn check_group_names(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, (g, rg)) in groups.iter().zip(raw).enumerate() {
+        if g.name.is_empty() {
+            continue;
+        }
+        match seen.get(g.name.as_str()) {
+            None => {
+                seen.insert(g.name.as_str(), i);
+            }
+            Some(&first) => {
+                let (span, path) = match &rg.get_ref().name {
+                    Some(n) => (n.span(), format!("group[{i}].name")),
+                    None => (rg.span(), format!("group[{i}]")),
+                };
+                let first_line = raw
+                    .get(first)
+                    .map(|f| match &f.get_ref().name {
+                        Some(n) => n.span().start,
+                        None => f.span().start,
+                    })
+                    .map(|at| r.line_of(at))
+                    .unwrap_or(0);
+                r.error(
+                    span,
+                    &path,
+                    Problem::new(format!(
+                        "duplicate group name \"{}\" (group[{first}], line {first_line}, has it too)",
+                        g.name
+                    ))
+                    .help("give each group its own name"),
+                );
+            }
+        }
+    }
+}
+
+fn check_total_items(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {
+    let total: u64 = groups.iter().map(|g| g.count).fold(0, u64::saturating_add);
+    if total <= MAX_ITEMS {
+        return;
+    }
+    // Point at the count that crosses the limit.
+    let mut sum = 0u64;
+    for (i, (g, rg)) in groups.iter().zip(raw).enumerate() {
+        sum = sum.saturating_add(g.count);
+        if sum > MAX_ITEMS {
+            let span = rg.get_ref().count.as_ref().map_or(rg.span(), |c| c.span());
+            r.error(
+                span,
+                &format!("group[{i}].count"),
+                Problem::new(format!(
+                    "the groups hold {total} items in all, more than the limit of {MAX_ITEMS} (100 million)"
+                )),
+            );
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+# comment
+name = "full"
+seed = 7
+until_ms = 600000
+[machine]
+cores = 4
+[pool]
+policy = "net-classic"
+min_threads = 4
+max_threads = 100
+gate_phase_ms = 131
+[[group]]
+name = "sleepers"
+count = 10
+submit = "queue-user-work-item"
+from = "pool"
+arrival = { every_ms = 100, start_ms = 5 }
+body = [ { sleep_ms = 4000 }, { cpu_ms = 5 }, "yield", { yield = true }, { spin_ms = 1.5 }, { wait_ms = 2 }, { await_ms = 3 } ]
+[[group]]
+count = 2
+arrival = { poisson_per_s = 50 }
+body = [ { cpu_ms = 1 } ]
+[[probe]]
+every_ms = 500
+"#;
+
+    #[test]
+    fn a_full_scenario_loads() {
+        let s = parse_scenario(FULL, "dir/x.toml").unwrap();
+        assert_eq!(s.name, "full");
+        assert_eq!(s.seed, 7);
+        assert_eq!(s.until, Some(SimDuration::from_ms(600_000)));
+        assert_eq!(s.machine.cores, 4);
+        assert_eq!(s.pool.policy, "net-classic");
+        assert_eq!(s.pool.min_threads, Some(4));
+        assert_eq!(s.pool.max_threads, Some(100));
+        assert_eq!(s.pool.gate_phase, Some(SimDuration::from_ms(131)));
+        assert_eq!(s.groups.len(), 2);
+        let g = &s.groups[0];
+        assert_eq!(g.name, "sleepers");
+        assert_eq!(g.count, 10);
+        assert_eq!(g.submit, Submit::QueueUserWorkItem);
+        assert_eq!(g.from, Origin::Pool);
+        assert_eq!(
+            g.arrival,
+            Arrival::Every {
+                start: SimDuration::from_ms(5),
+                every: SimDuration::from_ms(100)
+            }
+        );
+        assert_eq!(
+            g.body,
+            vec![
+                Step::Sleep(SimDuration::from_ms(4000)),
+                Step::Cpu(SimDuration::from_ms(5)),
+                Step::Yield,
+                Step::Yield,
+                Step::Spin(SimDuration::from_us(1500)),
+                Step::Wait(SimDuration::from_ms(2)),
+                Step::Await(SimDuration::from_ms(3)),
+            ]
+        );
+        let g = &s.groups[1];
+        assert_eq!(g.name, "group1");
+        assert_eq!(g.submit, Submit::TaskRun);
+        assert_eq!(g.from, Origin::Main);
+        assert_eq!(
+            g.arrival,
+            Arrival::Poisson {
+                start: SimDuration::ZERO,
+                per_second: 50.0
+            }
+        );
+        assert_eq!(
+            s.probes,
+            vec![Probe {
+                every: SimDuration::from_ms(500)
+            }]
+        );
+        assert_eq!(s.item_count(), 12);
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let text = "[machine]\ncores = 2\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 1\nbody = [\"yield\"]\n";
+        let s = parse_scenario(text, "scenarios/ten-sleepers.toml").unwrap();
+        assert_eq!(s.name, "ten-sleepers");
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.until, None);
+        assert_eq!(s.pool.min_threads, None);
+        assert_eq!(s.pool.gate_phase, None);
+        assert_eq!(s.groups[0].name, "group0");
+        assert_eq!(s.groups[0].arrival, Arrival::At(SimDuration::ZERO));
+        assert!(s.probes.is_empty());
+    }
+
+    #[test]
+    fn every_problem_is_reported_in_file_order() {
+        let text = "[machine]\ncores = 0\n[pool]\npolicy = \"p\"\nmin_threads = 0\n[[group]]\ncount = 1.5\nbody = []\n";
+        let e = parse_scenario(text, "f.toml").unwrap_err();
+        let paths: Vec<_> = e.diagnostics().map(|d| d.path.clone().unwrap()).collect();
+        assert_eq!(
+            paths,
+            [
+                "machine.cores",
+                "pool.min_threads",
+                "group[0].count",
+                "group[0].body"
+            ]
+        );
+        let lines: Vec<_> = e.diagnostics().map(|d| d.line.unwrap()).collect();
+        assert_eq!(lines, [2, 5, 7, 8]);
+    }
+
+    #[test]
+    fn many_errors_are_capped_and_stay_fast() {
+        let steps = vec!["{ cpu_ms = -1 }"; MAX_STEPS].join(", ");
+        let text = format!(
+            "[machine]\ncores = 1\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 1\nbody = [ {steps} ]\n"
+        );
+        let e = parse_scenario(&text, "big.toml").unwrap_err();
+        assert_eq!(e.len(), 21);
+        let last = e.diagnostics().last().unwrap();
+        assert_eq!(
+            last.message,
+            "9980 more errors not shown; fix the ones above first"
+        );
+
+        let garbage = "= = =\n".repeat(20_000);
+        let e = parse_scenario(&garbage, "garbage.toml").unwrap_err();
+        assert!(e.len() <= 21);
+        assert_eq!(e.line(), Some(1));
+    }
+
+    #[test]
+    fn too_many_steps_are_refused() {
+        let steps = vec!["\"yield\""; MAX_STEPS + 1].join(", ");
+        let text = format!(
+            "[machine]\ncores = 1\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 1\nbody = [ {steps} ]\n"
+        );
+        let e = parse_scenario(&text, "f.toml").unwrap_err();
+        assert_eq!(e.path(), Some("group[0].body"));
+        assert!(e.message().contains("at most 10000 steps"), "{e}");
+    }
+
+    #[test]
+    fn unreadable_file_is_a_load_error() {
+        let e = load_scenario(Path::new("/nonexistent/dir/s.toml")).unwrap_err();
+        assert_eq!(e.file(), Some("/nonexistent/dir/s.toml"));
+        assert!(e.message().starts_with("cannot read the file"), "{e}");
+    }
+
+    #[test]
+    fn never_panics_on_mangled_input() {
+        // Every prefix of a valid file, and a few byte-level mutations.
+        for cut in 0..=FULL.len() {
+            if let Some(prefix) = FULL.get(..cut) {
+                let _ = parse_scenario(prefix, "p.toml");
+            }
+        }
+        for (i, c) in FULL.char_indices().step_by(2) {
+            for sub in ["", "\"", "[", "]", "=", "-", "1e400", "\n", "{", "é"] {
+                let mut t = String::with_capacity(FULL.len() + 8);
+                t.push_str(&FULL[..i]);
+                t.push_str(sub);
+                t.push_str(&FULL[i + c.len_utf8()..]);
+                let _ = parse_scenario(&t, "m.toml");
+            }
+        }
+    }
+}
