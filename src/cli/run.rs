@@ -7,7 +7,7 @@ use clap::Args;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario};
 use poolsim::scenario::load::load_scenario;
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{NullSink, Trace};
@@ -52,11 +52,13 @@ pub fn run(args: RunArgs) -> i32 {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    let policy_name = args
-        .policy
-        .clone()
-        .unwrap_or_else(|| scenario.pool.policy.clone());
-    let policy = match resolve_policy(&policy_name) {
+    // A --policy flag is resolved from the current directory; a policy path
+    // written in the scenario, beside the scenario file first.
+    let policy = match &args.policy {
+        Some(flag) => resolve_policy(flag),
+        None => resolve_policy_for_scenario(&scenario.pool.policy, args.scenario.parent()),
+    };
+    let policy = match policy {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");

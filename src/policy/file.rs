@@ -176,6 +176,27 @@ fn builtin_results() -> Vec<Result<PolicyConfig, LoadError>> {
         .collect()
 }
 
+/// Like [`resolve_policy`], but a relative policy path written in a scenario
+/// file is looked up beside that file first (`scenario_dir`).
+pub fn resolve_policy_for_scenario(
+    name_or_path: &str,
+    scenario_dir: Option<&Path>,
+) -> Result<PolicyConfig, LoadError> {
+    let wanted = Path::new(name_or_path.trim());
+    if let Some(dir) = scenario_dir
+        && wanted.is_relative()
+        && wanted
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+    {
+        let beside = dir.join(wanted);
+        if beside.is_file() {
+            return load_policy(&beside);
+        }
+    }
+    resolve_policy(name_or_path)
+}
+
 /// A built-in policy by name or alias (case-insensitive); else, if
 /// `name_or_path` looks like a path (contains `/` or `\`, or ends in
 /// `.toml`), the policy file there; else an error listing the known names.

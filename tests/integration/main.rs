@@ -1,5 +1,6 @@
 //! poolsim's integration tests: one binary, a file per behaviour.
 
+mod cli;
 mod common;
 mod determinism;
 mod invariants;
