@@ -30,6 +30,9 @@ pub enum ThreadReason {
     CooperativeBlocking,
     /// A dedicated thread (`new Thread(...).Start()`).
     Dedicated,
+    /// The program's main thread, when it runs work inline (the root of a
+    /// `Parallel.For` called from `Main`).
+    Main,
     /// Observed in a measured run; the runtime does not say why.
     Observed,
 }
@@ -42,6 +45,7 @@ impl ThreadReason {
             ThreadReason::HillClimbing => "hill-climbing",
             ThreadReason::CooperativeBlocking => "cooperative-blocking",
             ThreadReason::Dedicated => "dedicated",
+            ThreadReason::Main => "main",
             ThreadReason::Observed => "observed",
         }
     }
@@ -62,6 +66,9 @@ pub enum Phase {
     Sleep,
     /// Blocked in `Task.Wait` on a timer whose callback has not run yet.
     Wait,
+    /// Blocked waiting for the parts of a parallel call it started
+    /// (`Parallel.For`'s caller, a PLINQ consumer).
+    Join,
     /// Running pool-internal work (timer queue, a submitter loop, a probe).
     Internal,
 }
@@ -75,6 +82,7 @@ impl Phase {
             Phase::Spin => "spin",
             Phase::Sleep => "sleep",
             Phase::Wait => "wait",
+            Phase::Join => "join",
             Phase::Internal => "internal",
         }
     }

@@ -6,28 +6,38 @@
 //! scheduled (the heap is keyed by time, then insertion sequence), so a run
 //! is a function of the scenario and its seed alone.
 //!
-//! Mechanics shared by every CLR pool live here (MODELS.md, "Vocabulary"):
+//! Mechanics shared by the CLR pools live here (`../shared/MODELS.md`,
+//! `docs/research/portable-pool-and-timers.md`):
 //! - a global FIFO queue and one local queue per pool thread (LIFO for its
-//!   owner, stolen FIFO by others); `Task.Run` from a pool thread and
-//!   continuations of `await` go local, everything else global; a worker
-//!   dequeues own local → global → steal from another thread;
+//!   owner, stolen FIFO by others); `Task.Run` from a pool thread goes
+//!   local, everything else global; a worker dequeues own local → (high
+//!   priority) → global → steal from another thread, starting at a random one;
 //! - the managed work queue's thread requests: queueing work requests a
-//!   thread, a worker takes a request to start a dispatch loop, and every
-//!   dequeue that leaves work behind requests one more ("chain reaction"),
-//!   with at most `cores × max_outstanding_requests_per_core` outstanding;
-//! - a dispatch quantum, after which the worker returns to the pool's
-//!   bookkeeping (and asks for a thread to carry on);
-//! - timers fired by pool work: the timer thread only notices expiry and
-//!   queues the timer queue as one work item at the tail of the global
-//!   queue; the worker that runs it queues every due callback but the first
-//!   as its own global work item and runs the first inline. A thread in
-//!   `Task.Delay(d).Wait()` is released only when its callback has run.
+//!   thread; a worker takes a request to start a dispatch loop; a dequeue
+//!   asks for one more thread (after every dequeue up to `cores`
+//!   outstanding, or after the first of a dispatch with one outstanding);
+//! - a dispatch quantum, after which a native-pool worker returns to the
+//!   pool's bookkeeping and asks for a thread to carry on;
+//! - timers fired by pool work: `cores` timer queues, a timer joining a
+//!   random one; an expired queue reaches a worker as an unmanaged request
+//!   (native pool), through a time-sensitive or high-priority queue (.NET
+//!   6, 7+), or callback by callback at the global tail (Mono); the worker
+//!   that runs a queue runs its first due callback inline and queues the
+//!   others at the global tail. A thread in `Task.Delay(d).Wait()` is
+//!   released only when its callback has run.
+//!
+//! Execution inside a thread is a stack of frames (an item's steps, a
+//! `Parallel.For` replica, a PLINQ partition, a concurrency-limited
+//! scheduler's processing loop, the caller of a parallel API); `await`
+//! suspends the frames of the async method into a continuation that runs
+//! later as pool work. The shapes live in [`shapes`].
 //!
 //! What differs between pools (when a thread is added, the goal) is asked of
 //! the [`Policy`].
 
 pub mod cpu;
 pub mod rng;
+mod shapes;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -35,14 +45,16 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts};
-use crate::scenario::{Arrival, Origin, Scenario, Step, Submit};
+use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch};
+use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
+use crate::scenario::{Arrival, Origin, Scenario, Submit, Throttle};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     CountSample, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason, ThreadRecord,
     Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
+use shapes::{AsyncWorker, Loop, Pair, Partition, Replica, Semaphore};
 
 /// Limits on one run.
 #[derive(Clone, Debug)]
@@ -105,6 +117,8 @@ pub fn simulate<S: TraceSink>(
     let policy = policy::build(config, scenario);
     let mut engine = Engine {
         core: Core::new(scenario, config, policy.max_threads(), sink),
+        dedicated: policy.dedicated_threads(),
+        retire_on_stop: policy.retire_on_stop(),
         policy,
     };
     engine.run(options)
@@ -116,18 +130,18 @@ enum EventKind {
     Arrival(u32),
     /// A created or released thread is ready for its first dequeue.
     ThreadReady(ThreadId, u64),
-    /// A thread's timed activity (sleep, spin, release from a wait,
-    /// submitter pause) ends.
+    /// A thread's timed activity (sleep, spin, release from a wait or a
+    /// join, submitter pause) ends.
     StepDone(ThreadId, u64),
     /// The earliest CPU job may have finished.
     CpuCheck(u64),
-    /// The timer thread notices an expired timer.
-    TimerThread(u64),
-    /// The main thread wakes from its probe sleep.
+    /// The timer thread notices an expired timer in queue `q`.
+    TimerThread(u32, u64),
+    /// The probe loop wakes from its sleep.
     Probe(u32),
     /// A wake-up the policy asked for.
     PolicyWake(u64),
-    /// An idle thread's wait for work times out.
+    /// An idle (or retired) thread's wait for work times out.
     IdleTimeout(ThreadId, u64),
 }
 
@@ -137,18 +151,62 @@ struct EventKey {
     seq: u64,
 }
 
+/// A unit of work in a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
-    /// Start or resume a user item at its current step.
+    /// Start a plain task item.
     Item(ItemId),
-    /// The timer queue: fire every due timer.
-    TimerQueue,
+    /// Resume suspended frames (an `await` continuation).
+    Continuation(u32),
+    /// Fire the due timers of a timer queue.
+    TimerQueue(u32),
     /// One due timer's callback.
     TimerCallback(u32),
     /// A responsiveness probe (`sw.Stop()`) of the given `[[probe]]` loop.
     Probe(u32),
-    /// A pool-thread loop submitting a group's items.
+    /// A pool work item submitting a group (`from = "pool"`).
     Submitter(u32),
+    /// A `Parallel.For`/`ForEach` replica.
+    Replica(u32),
+    /// A PLINQ partition.
+    Partition(u32),
+    /// A `Parallel.ForEachAsync` worker.
+    AsyncWorker(u32),
+    /// A `ConcurrentExclusiveSchedulerPair` processing item.
+    PairProcessor(u32),
+}
+
+/// What runs on a thread's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frame {
+    Item(ItemId),
+    Replica(u32),
+    Partition(u32),
+    AsyncWorker(u32),
+    PairProcessor(u32),
+    /// The thread that called a one-call API (`Parallel.For`, PLINQ, ...).
+    Caller(u32),
+    Submitter(u32),
+}
+
+/// What a frame step asks of the driver.
+enum Flow {
+    /// Wait for an event.
+    Pending,
+    /// Pop this frame; its parent continues.
+    Done,
+    /// Run a child frame first.
+    Push(Frame),
+    /// The frames were suspended (moved into a continuation); the rest of
+    /// the stack continues.
+    Suspended,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ThreadKind {
+    Pool,
+    Dedicated,
+    Main,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,26 +230,56 @@ enum Activity {
     Spin,
     Sleep,
     Wait,
+    /// Blocked joining a parallel call; the kind decides cooperative blocking.
+    Join(BlockKind),
     SubmitterPause,
 }
 
 #[derive(Debug)]
 struct PoolThread {
+    kind: ThreadKind,
     state: ThreadState,
     activity: Activity,
     /// Invalidates events scheduled for an earlier state.
     generation: u64,
     local: VecDeque<Work>,
-    current: Option<Work>,
+    frames: Vec<Frame>,
     dispatch_start: SimTime,
+    /// Whether this dispatch already asked for a thread (first-dequeue mode).
+    requested_this_dispatch: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum TimerAction {
     /// Release a thread blocked in `Task.Delay(d).Wait()`.
     ReleaseWaiter(ThreadId),
-    /// Run an item's continuation after `await Task.Delay(d)`.
-    Continue(ItemId),
+    /// Run a continuation after `await Task.Delay(d)`.
+    Resume(u32),
+}
+
+#[derive(Debug, Default)]
+struct TimerQueue {
+    heap: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// Queued for a worker and not yet run.
+    scheduled: bool,
+    generation: u64,
+}
+
+/// Who continues when an item's body ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    /// A task of its own: nothing.
+    Task,
+    /// A `Parallel.Invoke` action started as a task: the loop counts it.
+    InvokeTask(u32),
+    /// Run inline by its caller or a replica/partition/worker/processor:
+    /// the parent frame continues.
+    Parent,
+    /// A `Parallel.ForEachAsync` worker: suspends with the item.
+    AsyncWorker(u32),
+    /// A task on a `ConcurrentExclusiveSchedulerPair`: continuations go
+    /// back to the pair's queue.
+    Pair(u32),
 }
 
 #[derive(Debug)]
@@ -199,6 +287,10 @@ struct GroupState {
     submitted: u64,
     next_at: SimTime,
     arrivals: Option<ChaCha8Rng>,
+    pair: Option<u32>,
+    semaphore: Option<u32>,
+    /// The loop of a one-call shape, once called.
+    call: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -218,32 +310,62 @@ struct Core<'a, S: TraceSink> {
     cpu_generation: u64,
 
     threads: Vec<PoolThread>,
+    main_thread: Option<ThreadId>,
+    main_calls: VecDeque<u32>,
     idle: Vec<ThreadId>,
     retired: Vec<ThreadId>,
-    /// Active threads (starting, working or idle): CoreCLR's `NumActive`.
+    /// Active pool threads (starting, working or idle): `NumActive`.
     existing: u32,
+    starting: u32,
+    dedicated_alive: u32,
     blocked_sleep: u32,
     blocked_wait: u32,
     max_threads: u32,
     start_latency: SimDuration,
     wake_latency: SimDuration,
+    dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
     quantum: SimDuration,
+    leave_at_quantum: bool,
+    request_mode: RequestMode,
 
     global: VecDeque<Work>,
+    high_priority: VecDeque<Work>,
+    time_sensitive: VecDeque<Work>,
+    /// .NET 6: every other dispatch entry takes a time-sensitive item first.
+    time_sensitive_first: bool,
+    unmanaged: VecDeque<Work>,
+    unmanaged_pending: u32,
+    /// Native pool: which request kind a worker tries first.
+    hint_unmanaged: bool,
     queued: u64,
     queued_local: u64,
+    /// The VM's count of thread requests not yet taken by a worker.
     pending_requests: u32,
+    /// The managed queue's outstanding requests (capped).
+    outstanding: u32,
     request_cap: u32,
     steal: ChaCha8Rng,
 
+    timer_dispatch: TimerDispatch,
+    timer_queues: Vec<TimerQueue>,
     timers: Vec<TimerAction>,
-    timer_heap: BinaryHeap<Reverse<(SimTime, u32)>>,
-    timer_queue_scheduled: bool,
-    timer_thread_generation: u64,
+    timer_pick: ChaCha8Rng,
+
+    continuations: Vec<Option<Vec<Frame>>>,
+    item_owner: Vec<Owner>,
+    item_step: Vec<u32>,
+    /// Whether the item holds its group's semaphore.
+    item_acquired: Vec<bool>,
 
     groups: Vec<GroupState>,
-    item_step: Vec<u32>,
+    loops: Vec<Loop>,
+    replicas: Vec<Replica>,
+    partitions: Vec<Partition>,
+    async_workers: Vec<AsyncWorker>,
+    pairs: Vec<Pair>,
+    semaphores: Vec<Semaphore>,
+
     items_total: u64,
     items_finished: u64,
     probes: Vec<ProbeState>,
@@ -255,9 +377,11 @@ struct Core<'a, S: TraceSink> {
 struct Engine<'a, S: TraceSink> {
     core: Core<'a, S>,
     policy: Box<dyn Policy>,
+    dedicated: bool,
+    retire_on_stop: bool,
 }
 
-/// What a thread does next in its worker loop.
+/// What a pool thread does next in its worker loop.
 enum Next {
     /// Look for a thread request to take (the native worker loop).
     Seek,
@@ -267,10 +391,20 @@ enum Next {
     Completed,
 }
 
-/// Whether a work item ran to its end or is waiting on an event.
-enum Progress {
-    Done,
-    Pending,
+fn empty_trace() -> Trace {
+    Trace {
+        scenario: String::new(),
+        policy: String::new(),
+        seed: 0,
+        cores: 0,
+        groups: Vec::new(),
+        items: Vec::new(),
+        threads: Vec::new(),
+        probes: Vec::new(),
+        counts: Vec::new(),
+        cpu_busy_ns: None,
+        end: SimTime::ZERO,
+    }
 }
 
 impl<'a, S: TraceSink> Core<'a, S> {
@@ -280,6 +414,13 @@ impl<'a, S: TraceSink> Core<'a, S> {
         max_threads: u32,
         sink: &'a mut S,
     ) -> Self {
+        let cores = scenario.machine.cores;
+        let mut pairs = Vec::new();
+        let mut semaphores = Vec::new();
+        let default_throttle = config.throttle.as_ref().map(|t| Throttle {
+            kind: t.kind,
+            limit: t.limit.resolve(cores).max(1),
+        });
         let groups = scenario
             .groups
             .iter()
@@ -292,49 +433,109 @@ impl<'a, S: TraceSink> Core<'a, S> {
                         Some(rng::stream(scenario.seed, &format!("arrivals/{}", g.name))),
                     ),
                 };
+                let throttleable = matches!(
+                    g.submit,
+                    Submit::TaskRun
+                        | Submit::QueueUserWorkItem
+                        | Submit::WhenAll
+                        | Submit::ParallelForEachAsync
+                );
+                let throttle = g
+                    .throttle
+                    .or(if throttleable { default_throttle } else { None });
+                let (mut pair, mut semaphore) = (None, None);
+                match throttle {
+                    Some(Throttle {
+                        kind: ThrottleKind::ConcurrentExclusive,
+                        limit,
+                    }) => {
+                        pair = Some(pairs.len() as u32);
+                        pairs.push(Pair::new(limit));
+                    }
+                    Some(Throttle {
+                        kind: ThrottleKind::Semaphore,
+                        limit,
+                    }) => {
+                        semaphore = Some(semaphores.len() as u32);
+                        semaphores.push(Semaphore::new(limit));
+                    }
+                    None => {}
+                }
                 GroupState {
                     submitted: 0,
                     next_at: SimTime::ZERO + start,
                     arrivals,
+                    pair,
+                    semaphore,
+                    call: None,
                 }
             })
             .collect();
         let items_total = scenario.item_count();
+        let reserve = items_total.min(1 << 24) as usize;
+        let request_cap = match config.dispatch.requests {
+            RequestMode::EveryDequeue => cores
+                .saturating_mul(config.dispatch.max_outstanding_requests_per_core)
+                .max(1),
+            RequestMode::FirstDequeue => 1,
+        };
+        let timer_queue_count = config.timers.queues.resolve(cores).clamp(1, 4096) as usize;
         Core {
             scenario,
             sink,
             now: SimTime::ZERO,
             seq: 0,
             events: BinaryHeap::new(),
-            cpu: Cpu::new(scenario.machine.cores),
+            cpu: Cpu::new(cores),
             cpu_generation: 0,
             threads: Vec::new(),
+            main_thread: None,
+            main_calls: VecDeque::new(),
             idle: Vec::new(),
             retired: Vec::new(),
             existing: 0,
+            starting: 0,
+            dedicated_alive: 0,
             blocked_sleep: 0,
             blocked_wait: 0,
             max_threads,
             start_latency: config.threads.start_latency,
             wake_latency: config.threads.wake_latency,
+            dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
             quantum: config.dispatch.quantum,
+            leave_at_quantum: config.dispatch.leave_at_quantum,
+            request_mode: config.dispatch.requests,
             global: VecDeque::new(),
+            high_priority: VecDeque::new(),
+            time_sensitive: VecDeque::new(),
+            time_sensitive_first: false,
+            unmanaged: VecDeque::new(),
+            unmanaged_pending: 0,
+            hint_unmanaged: true,
             queued: 0,
             queued_local: 0,
             pending_requests: 0,
-            request_cap: scenario
-                .machine
-                .cores
-                .saturating_mul(config.dispatch.max_outstanding_requests_per_core)
-                .max(1),
+            outstanding: 0,
+            request_cap,
             steal: rng::stream(scenario.seed, "steal"),
+            timer_dispatch: config.timers.dispatch,
+            timer_queues: (0..timer_queue_count)
+                .map(|_| TimerQueue::default())
+                .collect(),
             timers: Vec::new(),
-            timer_heap: BinaryHeap::new(),
-            timer_queue_scheduled: false,
-            timer_thread_generation: 0,
+            timer_pick: rng::stream(scenario.seed, "timer-queue"),
+            continuations: Vec::new(),
+            item_owner: Vec::with_capacity(reserve),
+            item_step: Vec::with_capacity(reserve),
+            item_acquired: Vec::with_capacity(reserve),
             groups,
-            item_step: Vec::with_capacity(items_total.min(1 << 24) as usize),
+            loops: Vec::new(),
+            replicas: Vec::new(),
+            partitions: Vec::new(),
+            async_workers: Vec::new(),
+            pairs,
+            semaphores,
             items_total,
             items_finished: 0,
             probes: scenario
@@ -347,9 +548,9 @@ impl<'a, S: TraceSink> Core<'a, S> {
                 scenario: scenario.name.clone(),
                 policy: config.name.clone(),
                 seed: scenario.seed,
-                cores: scenario.machine.cores,
+                cores,
                 groups: scenario.groups.iter().map(|g| g.name.clone()).collect(),
-                items: Vec::with_capacity(items_total.min(1 << 24) as usize),
+                items: Vec::with_capacity(reserve),
                 threads: Vec::new(),
                 probes: Vec::new(),
                 counts: vec![CountSample {
@@ -385,10 +586,18 @@ impl<'a, S: TraceSink> Core<'a, S> {
         );
     }
 
+    fn th(&mut self, t: ThreadId) -> &mut PoolThread {
+        &mut self.threads[t as usize]
+    }
+
+    fn is_pool(&self, t: ThreadId) -> bool {
+        self.threads[t as usize].kind == ThreadKind::Pool
+    }
+
     fn sample_counts(&mut self) {
         let sample = CountSample {
             at: self.now,
-            threads: self.existing,
+            threads: self.existing + self.dedicated_alive,
             goal: self.goal,
         };
         let counts = &mut self.trace.counts;
@@ -411,70 +620,129 @@ impl<'a, S: TraceSink> Core<'a, S> {
         self.items_finished == self.items_total && self.probes.iter().all(|p| p.in_flight.is_none())
     }
 
+    /// Creates the record of a new item of group `g`, queued now.
+    fn new_item(&mut self, g: u32, owner: Owner) -> ItemId {
+        let item = self.trace.items.len() as ItemId;
+        self.trace.items.push(ItemRecord {
+            item,
+            group: g,
+            thread: ThreadId::MAX,
+            queued: self.now,
+            started: SimTime::MAX,
+            finished: SimTime::MAX,
+        });
+        self.item_step.push(0);
+        self.item_owner.push(owner);
+        self.item_acquired.push(false);
+        item
+    }
+
     // ---- queues -------------------------------------------------------
+
+    fn queue_changed(&mut self) {
+        self.record(TraceEvent::QueueLength {
+            queued: self.queued,
+        });
+    }
 
     fn enqueue_global(&mut self, work: Work) {
         self.global.push_back(work);
         self.queued += 1;
-        self.record(TraceEvent::QueueLength {
-            queued: self.queued,
-        });
+        self.queue_changed();
     }
 
     fn enqueue_local(&mut self, thread: ThreadId, work: Work) {
         self.threads[thread as usize].local.push_back(work);
         self.queued += 1;
         self.queued_local += 1;
-        self.record(TraceEvent::QueueLength {
-            queued: self.queued,
-        });
+        self.queue_changed();
     }
 
-    /// Own local queue (LIFO), then the global queue (FIFO), then steal
-    /// (FIFO end) from another thread's local queue, starting at a random one.
+    /// Queues from `from`: a pool thread's local queue, else the global queue.
+    fn enqueue_from(&mut self, from: Option<ThreadId>, work: Work) {
+        match from {
+            Some(t) if self.is_pool(t) => self.enqueue_local(t, work),
+            _ => self.enqueue_global(work),
+        }
+    }
+
+    /// Removes `work` from `thread`'s local queue if it is there (the
+    /// inlining of `Task.Wait` on a task the waiter queued itself).
+    fn take_from_local(&mut self, thread: ThreadId, work: Work) -> bool {
+        let local = &mut self.threads[thread as usize].local;
+        if let Some(pos) = local.iter().rposition(|w| *w == work) {
+            local.remove(pos);
+            self.queued -= 1;
+            self.queued_local -= 1;
+            self.queue_changed();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn steal_from_others(&mut self, thread: ThreadId) -> Option<Work> {
+        if self.queued_local == 0 {
+            return None;
+        }
+        let n = self.threads.len();
+        let start = self.steal.random_range(0..n);
+        let t = thread as usize;
+        let victim = (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&v| v != t && !self.threads[v].local.is_empty())?;
+        let work = self.threads[victim].local.pop_front()?;
+        self.queued_local -= 1;
+        Some(work)
+    }
+
+    /// Own local queue (LIFO), the high-priority queue (.NET 7+), the
+    /// global queue (FIFO), then steal; the time-sensitive queue (.NET 6)
+    /// only when all of those are empty.
     fn dequeue(&mut self, thread: ThreadId) -> Option<Work> {
         let t = thread as usize;
         let work = if let Some(w) = self.threads[t].local.pop_back() {
             self.queued_local -= 1;
             Some(w)
+        } else if let Some(w) = self.high_priority.pop_front() {
+            Some(w)
         } else if let Some(w) = self.global.pop_front() {
             Some(w)
-        } else if self.queued_local > 0 {
-            let n = self.threads.len();
-            let start = self.steal.random_range(0..n);
-            let victim = (0..n)
-                .map(|k| (start + k) % n)
-                .find(|&v| v != t && !self.threads[v].local.is_empty());
-            let stolen = victim.and_then(|v| self.threads[v].local.pop_front());
-            if stolen.is_some() {
-                self.queued_local -= 1;
-            }
-            stolen
+        } else if let Some(w) = self.steal_from_others(thread) {
+            Some(w)
         } else {
-            None
+            self.time_sensitive.pop_front()
         };
         if work.is_some() {
             self.queued -= 1;
-            self.record(TraceEvent::QueueLength {
-                queued: self.queued,
-            });
+            self.queue_changed();
+        }
+        work
+    }
+
+    fn dequeue_time_sensitive(&mut self) -> Option<Work> {
+        let work = self.time_sensitive.pop_front();
+        if work.is_some() {
+            self.queued -= 1;
+            self.queue_changed();
         }
         work
     }
 
     // ---- threads ------------------------------------------------------
 
-    fn create_thread(&mut self, reason: ThreadReason) -> ThreadId {
+    fn new_thread(&mut self, kind: ThreadKind, reason: ThreadReason) -> ThreadId {
         let id = self.threads.len() as ThreadId;
         self.threads.push(PoolThread {
+            kind,
             state: ThreadState::Starting,
             activity: Activity::None,
             generation: 0,
             local: VecDeque::new(),
-            current: None,
+            frames: Vec::new(),
             dispatch_start: SimTime::ZERO,
+            requested_this_dispatch: false,
         });
-        self.existing += 1;
         self.trace.threads.push(ThreadRecord {
             thread: id,
             created: self.now,
@@ -482,9 +750,38 @@ impl<'a, S: TraceSink> Core<'a, S> {
             exited: None,
         });
         self.record(TraceEvent::ThreadCreated { thread: id, reason });
+        id
+    }
+
+    fn create_pool_thread(&mut self, reason: ThreadReason) -> ThreadId {
+        let id = self.new_thread(ThreadKind::Pool, reason);
+        self.existing += 1;
+        self.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
         self.schedule(self.now + self.start_latency, EventKind::ThreadReady(id, 0));
+        id
+    }
+
+    /// A dedicated thread (`new Thread`) that runs `frame` and exits.
+    fn create_dedicated_thread(&mut self, frame: Frame, latency: SimDuration) -> ThreadId {
+        let id = self.new_thread(ThreadKind::Dedicated, ThreadReason::Dedicated);
+        self.threads[id as usize].frames.push(frame);
+        self.dedicated_alive += 1;
+        self.phase(id, Phase::Starting, None);
+        self.sample_counts();
+        self.schedule(self.now + latency, EventKind::ThreadReady(id, 0));
+        id
+    }
+
+    /// The main thread, created the first time it runs work.
+    fn main_thread(&mut self) -> ThreadId {
+        if let Some(t) = self.main_thread {
+            return t;
+        }
+        let id = self.new_thread(ThreadKind::Main, ThreadReason::Main);
+        self.threads[id as usize].state = ThreadState::Active;
+        self.main_thread = Some(id);
         id
     }
 
@@ -492,7 +789,6 @@ impl<'a, S: TraceSink> Core<'a, S> {
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Idle;
         t.activity = Activity::None;
-        t.current = None;
         t.generation += 1;
         let generation = t.generation;
         self.idle.push(thread);
@@ -511,6 +807,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
         t.state = ThreadState::Starting;
         t.generation += 1;
         let generation = t.generation;
+        self.starting += 1;
         self.phase(thread, Phase::Starting, None);
         self.schedule(
             self.now + self.wake_latency,
@@ -525,7 +822,6 @@ impl<'a, S: TraceSink> Core<'a, S> {
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Retired;
         t.activity = Activity::None;
-        t.current = None;
         t.generation += 1;
         let generation = t.generation;
         self.retired.push(thread);
@@ -547,6 +843,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
         t.generation += 1;
         let generation = t.generation;
         self.existing += 1;
+        self.starting += 1;
         self.phase(thread, Phase::Starting, None);
         self.sample_counts();
         self.schedule(
@@ -557,17 +854,26 @@ impl<'a, S: TraceSink> Core<'a, S> {
     }
 
     fn exit_thread(&mut self, thread: ThreadId) {
-        let state = self.threads[thread as usize].state;
-        let list = if state == ThreadState::Retired {
-            &mut self.retired
-        } else {
-            &mut self.idle
+        let (state, kind) = {
+            let t = &self.threads[thread as usize];
+            (t.state, t.kind)
         };
-        if let Some(pos) = list.iter().position(|&t| t == thread) {
-            list.remove(pos);
-        }
-        if state != ThreadState::Retired {
-            self.existing -= 1;
+        match kind {
+            ThreadKind::Dedicated => self.dedicated_alive -= 1,
+            ThreadKind::Main => {}
+            ThreadKind::Pool => {
+                let list = if state == ThreadState::Retired {
+                    &mut self.retired
+                } else {
+                    &mut self.idle
+                };
+                if let Some(pos) = list.iter().position(|&t| t == thread) {
+                    list.remove(pos);
+                }
+                if state != ThreadState::Retired {
+                    self.existing -= 1;
+                }
+            }
         }
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Exited;
@@ -589,18 +895,33 @@ impl<'a, S: TraceSink> Core<'a, S> {
     fn add_timer(&mut self, due: SimTime, action: TimerAction) {
         let id = self.timers.len() as u32;
         self.timers.push(action);
-        let earliest = self.timer_heap.peek().map(|Reverse((at, _))| *at);
-        self.timer_heap.push(Reverse((due, id)));
-        if !self.timer_queue_scheduled && earliest.is_none_or(|e| due < e) {
-            self.arm_timer_thread();
+        let n = self.timer_queues.len();
+        let q = if n > 1 {
+            self.timer_pick.random_range(0..n)
+        } else {
+            0
+        };
+        let queue = &mut self.timer_queues[q];
+        let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);
+        queue.heap.push(Reverse((due, id)));
+        if !queue.scheduled && earliest.is_none_or(|e| due < e) {
+            self.arm_timer_thread(q as u32);
         }
     }
 
-    fn arm_timer_thread(&mut self) {
-        self.timer_thread_generation += 1;
-        if let Some(Reverse((due, _))) = self.timer_heap.peek().copied() {
-            self.schedule(due, EventKind::TimerThread(self.timer_thread_generation));
+    fn arm_timer_thread(&mut self, q: u32) {
+        let queue = &mut self.timer_queues[q as usize];
+        queue.generation += 1;
+        let generation = queue.generation;
+        if let Some(Reverse((due, _))) = queue.heap.peek().copied() {
+            self.schedule(due, EventKind::TimerThread(q, generation));
         }
+    }
+
+    fn store_continuation(&mut self, frames: Vec<Frame>) -> u32 {
+        let id = self.continuations.len() as u32;
+        self.continuations.push(Some(frames));
+        id
     }
 }
 
@@ -615,10 +936,11 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         PoolCounts {
             existing: self.existing,
             working: self.working(),
+            starting: self.starting,
             idle: self.idle.len() as u32,
             blocked_sleep: self.blocked_sleep,
             blocked_wait: self.blocked_wait,
-            pending_requests: self.pending_requests,
+            pending_requests: self.pending_requests + self.unmanaged_pending,
             queued: self.queued,
         }
     }
@@ -633,7 +955,7 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         if self.existing + self.retired.len() as u32 >= self.max_threads {
             return false;
         }
-        self.create_thread(reason);
+        self.create_pool_thread(reason);
         true
     }
     fn wake_at(&mut self, at: SimTime, tag: u64) {
@@ -695,33 +1017,18 @@ impl<S: TraceSink> Engine<'_, S> {
         let core = &mut self.core;
         core.cpu.advance(core.now);
         core.trace.cpu_busy_ns = Some(core.cpu.busy_core_ns());
-        core.trace.end = core
-            .trace
-            .items
-            .iter()
-            .map(|i| i.finished)
-            .max()
-            .unwrap_or(core.now);
-        if !outcome.is_completed() {
-            core.trace.end = core.now;
-        }
+        core.trace.end = if outcome.is_completed() {
+            core.trace
+                .items
+                .iter()
+                .map(|i| i.finished)
+                .max()
+                .unwrap_or(core.now)
+        } else {
+            core.now
+        };
         RunResult {
-            trace: std::mem::replace(
-                &mut core.trace,
-                Trace {
-                    scenario: String::new(),
-                    policy: String::new(),
-                    seed: 0,
-                    cores: 0,
-                    groups: Vec::new(),
-                    items: Vec::new(),
-                    threads: Vec::new(),
-                    probes: Vec::new(),
-                    counts: Vec::new(),
-                    cpu_busy_ns: None,
-                    end: SimTime::ZERO,
-                },
-            ),
+            trace: std::mem::replace(&mut core.trace, empty_trace()),
             outcome,
             events,
         }
@@ -729,25 +1036,23 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Arrival(g) => {
-                if self.core.scenario.groups[g as usize].from == Origin::Pool {
-                    // Task.Run(() => { for (...) submit; }) from the main thread.
-                    self.core.enqueue_global(Work::Submitter(g));
-                    self.request_thread();
-                } else if let Some(next) = self.submit_due(g, None) {
-                    self.core.schedule(next, EventKind::Arrival(g));
-                }
-            }
+            EventKind::Arrival(g) => self.arrival(g),
             EventKind::ThreadReady(t, generation) => {
-                let th = &mut self.core.threads[t as usize];
+                let th = self.core.th(t);
                 if th.generation != generation || th.state != ThreadState::Starting {
                     return;
                 }
                 th.state = ThreadState::Active;
-                self.worker_loop(t, Next::Seek);
+                match th.kind {
+                    ThreadKind::Pool => {
+                        self.core.starting -= 1;
+                        self.worker_loop(t, Next::Seek);
+                    }
+                    ThreadKind::Dedicated | ThreadKind::Main => self.resume(t),
+                }
             }
             EventKind::StepDone(t, generation) => {
-                if self.core.threads[t as usize].generation != generation {
+                if self.core.th(t).generation != generation {
                     return;
                 }
                 self.step_done(t);
@@ -760,21 +1065,12 @@ impl<S: TraceSink> Engine<'_, S> {
                 let mut finished = Vec::new();
                 self.core.cpu.pop_finished(&mut finished);
                 for t in finished {
-                    self.core.threads[t as usize].activity = Activity::None;
-                    self.resume_after_step(t);
+                    self.core.th(t).activity = Activity::None;
+                    self.step_finished(t);
                 }
                 self.core.reschedule_cpu();
             }
-            EventKind::TimerThread(generation) => {
-                if generation != self.core.timer_thread_generation
-                    || self.core.timer_queue_scheduled
-                {
-                    return;
-                }
-                self.core.timer_queue_scheduled = true;
-                self.core.enqueue_global(Work::TimerQueue);
-                self.request_thread();
-            }
+            EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
             EventKind::Probe(p) => {
                 if self.core.items_finished == self.core.items_total {
                     return;
@@ -787,11 +1083,11 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.core.probes[p as usize].in_flight = Some(id);
                 self.core.record(TraceEvent::ProbeQueued { probe: id });
                 self.core.enqueue_global(Work::Probe(p));
-                self.request_thread();
+                self.request_thread(RequestCause::Enqueue);
             }
             EventKind::PolicyWake(tag) => self.policy.wake(&mut self.core, tag),
             EventKind::IdleTimeout(t, generation) => {
-                let th = &self.core.threads[t as usize];
+                let th = self.core.th(t);
                 if th.generation != generation {
                     return;
                 }
@@ -811,12 +1107,129 @@ impl<S: TraceSink> Engine<'_, S> {
         }
     }
 
+    /// The timer thread noticed that queue `q` has an expired timer.
+    fn timer_thread(&mut self, q: u32, generation: u64) {
+        let queue = &self.core.timer_queues[q as usize];
+        if generation != queue.generation || queue.scheduled {
+            return;
+        }
+        match self.core.timer_dispatch {
+            TimerDispatch::GlobalPerCallback => {
+                // Mono: every due callback is its own global work item.
+                let now = self.core.now;
+                while let Some(Reverse((due, id))) =
+                    self.core.timer_queues[q as usize].heap.peek().copied()
+                {
+                    if due > now {
+                        break;
+                    }
+                    self.core.timer_queues[q as usize].heap.pop();
+                    self.core.enqueue_global(Work::TimerCallback(id));
+                    self.request_thread(RequestCause::Timer);
+                }
+                self.core.arm_timer_thread(q);
+            }
+            TimerDispatch::UnmanagedRequest => {
+                self.core.timer_queues[q as usize].scheduled = true;
+                self.core.unmanaged.push_back(Work::TimerQueue(q));
+                if self.core.unmanaged_pending < self.core.scenario.machine.cores {
+                    self.core.unmanaged_pending += 1;
+                    self.policy
+                        .thread_requested(&mut self.core, RequestCause::Timer);
+                }
+            }
+            TimerDispatch::TimeSensitive => {
+                self.core.timer_queues[q as usize].scheduled = true;
+                self.core.time_sensitive.push_back(Work::TimerQueue(q));
+                self.core.queued += 1;
+                self.request_thread(RequestCause::Timer);
+            }
+            TimerDispatch::HighPriority => {
+                self.core.timer_queues[q as usize].scheduled = true;
+                self.core.high_priority.push_back(Work::TimerQueue(q));
+                self.core.queued += 1;
+                self.request_thread(RequestCause::Timer);
+            }
+        }
+    }
+
     /// The managed queue's `EnsureThreadRequested`: one more outstanding
     /// request, up to the cap, and the policy decides whether it adds a worker.
-    fn request_thread(&mut self) {
-        if self.core.pending_requests < self.core.request_cap {
+    fn request_thread(&mut self, cause: RequestCause) {
+        if self.core.outstanding < self.core.request_cap {
+            self.core.outstanding += 1;
             self.core.pending_requests += 1;
-            self.policy.thread_requested(&mut self.core);
+            self.policy.thread_requested(&mut self.core, cause);
+        }
+    }
+
+    /// Submits user work: a plain task to the pool (or its throttle), or a
+    /// dedicated thread.
+    fn submit_task(&mut self, g: u32, from: Option<ThreadId>) {
+        let group = &self.core.scenario.groups[g as usize];
+        let (submit, pair) = (group.submit, self.core.groups[g as usize].pair);
+        if submit == Submit::NewThread || (self.dedicated && pair.is_none()) {
+            let item = self.core.new_item(g, Owner::Task);
+            self.core.record(TraceEvent::ItemQueued {
+                item,
+                local_of: None,
+            });
+            let latency = if submit == Submit::NewThread {
+                self.core.dedicated_latency
+            } else {
+                self.core.start_latency
+            };
+            self.core
+                .create_dedicated_thread(Frame::Item(item), latency);
+            return;
+        }
+        if let Some(p) = pair {
+            let item = self.core.new_item(g, Owner::Pair(p));
+            self.core.record(TraceEvent::ItemQueued {
+                item,
+                local_of: None,
+            });
+            self.pair_push(p, Work::Item(item), from);
+            return;
+        }
+        let item = self.core.new_item(g, Owner::Task);
+        let local = match (submit, from) {
+            (Submit::QueueUserWorkItem, _) => None,
+            (_, Some(t)) if self.core.is_pool(t) => Some(t),
+            _ => None,
+        };
+        self.core.record(TraceEvent::ItemQueued {
+            item,
+            local_of: local,
+        });
+        match local {
+            Some(t) => self.core.enqueue_local(t, Work::Item(item)),
+            None => self.core.enqueue_global(Work::Item(item)),
+        }
+        self.request_thread(RequestCause::Enqueue);
+    }
+
+    fn arrival(&mut self, g: u32) {
+        let group = &self.core.scenario.groups[g as usize];
+        if group.from == Origin::Pool {
+            // Task.Run(() => { ...submit... }) from the main thread.
+            self.core.enqueue_global(Work::Submitter(g));
+            self.request_thread(RequestCause::Enqueue);
+            return;
+        }
+        if group.submit.one_call() {
+            let lp = self.start_call(g);
+            let main = self.core.main_thread();
+            if self.core.th(main).frames.is_empty() {
+                self.core.th(main).frames.push(Frame::Caller(lp));
+                self.resume(main);
+            } else {
+                self.core.main_calls.push_back(lp);
+            }
+            return;
+        }
+        if let Some(next) = self.submit_due(g, None) {
+            self.core.schedule(next, EventKind::Arrival(g));
         }
     }
 
@@ -833,28 +1246,7 @@ impl<S: TraceSink> Engine<'_, S> {
             if state.next_at > self.core.now {
                 return Some(state.next_at);
             }
-            let item = self.core.trace.items.len() as ItemId;
-            self.core.trace.items.push(ItemRecord {
-                item,
-                group: g,
-                thread: ThreadId::MAX,
-                queued: self.core.now,
-                started: SimTime::MAX,
-                finished: SimTime::MAX,
-            });
-            self.core.item_step.push(0);
-            let local = match (group.submit, from) {
-                (Submit::TaskRun, Some(t)) => Some(t),
-                _ => None,
-            };
-            self.core.record(TraceEvent::ItemQueued {
-                item,
-                local_of: local,
-            });
-            match local {
-                Some(t) => self.core.enqueue_local(t, Work::Item(item)),
-                None => self.core.enqueue_global(Work::Item(item)),
-            }
+            self.submit_task(g, from);
             let state = &mut self.core.groups[g as usize];
             state.submitted += 1;
             match &group.arrival {
@@ -868,52 +1260,127 @@ impl<S: TraceSink> Engine<'_, S> {
                     }
                 }
             }
-            self.request_thread();
         }
     }
 
-    /// The worker loop of one thread, from `next` until it waits on an event.
+    /// The worker loop of a pool thread, from `next` until it waits on an event.
     ///
-    /// Mirrors CoreCLR 3.1: the native `WorkerThreadStart` loop takes a
-    /// pending thread request (`Seek`); the managed `Dispatch` loop dequeues
-    /// until the queue is empty or the quantum expires, asking for another
-    /// thread on every successful dequeue and whenever it leaves for a reason
-    /// other than an empty queue.
+    /// Mirrors the CLR: the native worker loop takes a pending thread
+    /// request (`Seek`) — on the native pool alternating between unmanaged
+    /// requests (timer firings) and managed ones — and the managed
+    /// `Dispatch` loop dequeues until the queue is empty (or, native, the
+    /// quantum expires), asking for another thread after dequeues and
+    /// whenever it leaves for a reason other than an empty queue.
     fn worker_loop(&mut self, t: ThreadId, mut next: Next) {
         loop {
             next = match next {
                 Next::Seek => {
                     self.policy.seeking_work(&mut self.core, t);
-                    if self.core.pending_requests == 0 {
+                    let unmanaged_ready =
+                        self.core.unmanaged_pending > 0 && !self.core.unmanaged.is_empty();
+                    let managed_ready = self.core.pending_requests > 0;
+                    let take_unmanaged =
+                        unmanaged_ready && (self.core.hint_unmanaged || !managed_ready);
+                    if take_unmanaged {
+                        self.core.unmanaged_pending -= 1;
+                        self.core.hint_unmanaged = false;
+                        let work = self.core.unmanaged.pop_front();
+                        if let Some(work) = work {
+                            self.start_work(t, work);
+                            if !self.drive(t) {
+                                return;
+                            }
+                        }
+                        Next::Completed
+                    } else if managed_ready {
+                        self.core.hint_unmanaged = true;
+                        self.core.pending_requests -= 1;
+                        self.core.outstanding = self.core.outstanding.saturating_sub(1);
+                        let now = self.core.now;
+                        let th = self.core.th(t);
+                        th.dispatch_start = now;
+                        th.requested_this_dispatch = false;
+                        if self.core.timer_dispatch == TimerDispatch::TimeSensitive {
+                            // .NET 6.0.1+: every other dispatch entry, pool-wide,
+                            // takes a time-sensitive item first.
+                            self.core.time_sensitive_first = !self.core.time_sensitive_first;
+                            if self.core.time_sensitive_first
+                                && let Some(work) = self.core.dequeue_time_sensitive()
+                            {
+                                self.start_work(t, work);
+                                if !self.drive(t) {
+                                    return;
+                                }
+                                next = Next::Completed;
+                                continue;
+                            }
+                        }
+                        Next::Dispatch
+                    } else {
                         self.core.make_idle(t);
                         return;
                     }
-                    self.core.pending_requests -= 1;
-                    self.core.threads[t as usize].dispatch_start = self.core.now;
-                    Next::Dispatch
                 }
                 Next::Dispatch => match self.core.dequeue(t) {
                     None => Next::Seek,
                     Some(work) => {
-                        self.request_thread();
-                        match self.run_work(t, work) {
-                            Progress::Done => Next::Completed,
-                            Progress::Pending => return,
+                        let ask = match self.core.request_mode {
+                            RequestMode::EveryDequeue => true,
+                            RequestMode::FirstDequeue => !std::mem::replace(
+                                &mut self.core.th(t).requested_this_dispatch,
+                                true,
+                            ),
+                        };
+                        if ask {
+                            self.request_thread(RequestCause::Dequeue);
+                        }
+                        self.start_work(t, work);
+                        if self.drive(t) {
+                            Next::Completed
+                        } else {
+                            return;
                         }
                     }
                 },
                 Next::Completed => {
-                    self.core.threads[t as usize].current = None;
                     let keep = self.policy.work_completed(&mut self.core, t);
                     if !keep {
-                        self.request_thread();
-                        self.core.retire(t);
+                        if self.retire_on_stop {
+                            self.request_thread(RequestCause::Leaving);
+                            self.core.retire(t);
+                        } else {
+                            // Portable pool: back to the semaphore; its local
+                            // items move to the global queue.
+                            let local: Vec<Work> = self.core.th(t).local.drain(..).collect();
+                            self.core.queued_local -= local.len() as u64;
+                            for w in local {
+                                self.core.global.push_back(w);
+                            }
+                            self.core.make_idle(t);
+                        }
                         return;
                     }
-                    let start = self.core.threads[t as usize].dispatch_start;
+                    let start = self.core.th(t).dispatch_start;
                     if self.core.now.since(start) >= self.core.quantum {
-                        self.request_thread();
-                        Next::Seek
+                        if self.core.leave_at_quantum {
+                            self.request_thread(RequestCause::Leaving);
+                            Next::Seek
+                        } else {
+                            self.core.th(t).dispatch_start = self.core.now;
+                            if self.core.timer_dispatch == TimerDispatch::TimeSensitive
+                                && let Some(work) = self.core.dequeue_time_sensitive()
+                            {
+                                // .NET 6: once per quantum, one time-sensitive item.
+                                self.start_work(t, work);
+                                if self.drive(t) {
+                                    Next::Completed
+                                } else {
+                                    return;
+                                }
+                            } else {
+                                Next::Dispatch
+                            }
+                        }
                     } else {
                         Next::Dispatch
                     }
@@ -922,164 +1389,119 @@ impl<S: TraceSink> Engine<'_, S> {
         }
     }
 
-    fn run_work(&mut self, t: ThreadId, work: Work) -> Progress {
-        self.core.threads[t as usize].current = Some(work);
+    /// Turns a dequeued work item into frames on `t` (or runs it at once
+    /// when it is pool-internal bookkeeping).
+    fn start_work(&mut self, t: ThreadId, work: Work) {
         match work {
-            Work::Item(item) => {
-                let rec = &mut self.core.trace.items[item as usize];
-                if rec.started == SimTime::MAX {
-                    rec.started = self.core.now;
-                    rec.thread = t;
-                    self.core
-                        .record(TraceEvent::ItemStarted { item, thread: t });
-                }
-                self.run_steps(t, item)
+            Work::Item(item) => self.core.th(t).frames.push(Frame::Item(item)),
+            Work::Continuation(id) => {
+                let frames = self.core.continuations[id as usize]
+                    .take()
+                    .unwrap_or_default();
+                self.core.th(t).frames.extend(frames);
             }
-            Work::Submitter(g) => self.run_submitter(t, g),
-            Work::TimerQueue => {
+            Work::TimerQueue(q) => {
                 self.core.phase(t, Phase::Internal, None);
-                self.core.timer_queue_scheduled = false;
+                let now = self.core.now;
                 let mut first = None;
-                while let Some(Reverse((due, id))) = self.core.timer_heap.peek().copied() {
-                    if due > self.core.now {
+                while let Some(Reverse((due, id))) =
+                    self.core.timer_queues[q as usize].heap.peek().copied()
+                {
+                    if due > now {
                         break;
                     }
-                    self.core.timer_heap.pop();
+                    self.core.timer_queues[q as usize].heap.pop();
                     if first.is_none() {
                         first = Some(id);
                     } else {
                         self.core.enqueue_global(Work::TimerCallback(id));
-                        self.request_thread();
+                        self.request_thread(RequestCause::Enqueue);
                     }
                 }
-                self.core.arm_timer_thread();
-                match first {
-                    Some(id) => self.run_timer(t, id),
-                    None => Progress::Done,
+                self.core.timer_queues[q as usize].scheduled = false;
+                self.core.arm_timer_thread(q);
+                if let Some(id) = first {
+                    self.run_timer(t, id);
                 }
             }
-            Work::TimerCallback(id) => self.run_timer(t, id),
+            Work::TimerCallback(id) => {
+                self.core.phase(t, Phase::Internal, None);
+                self.run_timer(t, id);
+            }
             Work::Probe(p) => {
                 self.core.phase(t, Phase::Internal, None);
                 if let Some(id) = self.core.probes[p as usize].in_flight.take() {
                     self.core.trace.probes[id as usize].started = self.core.now;
                     self.core.record(TraceEvent::ProbeStarted { probe: id });
                 }
-                // The main thread's Wait() returns; it sleeps again.
+                // The probe loop's Wait() returns; it sleeps again.
                 let every = self.core.scenario.probes[p as usize].every;
                 self.core
                     .schedule(self.core.now + every, EventKind::Probe(p));
-                Progress::Done
             }
+            Work::Submitter(g) => self.core.th(t).frames.push(Frame::Submitter(g)),
+            Work::Replica(r) => self.core.th(t).frames.push(Frame::Replica(r)),
+            Work::Partition(p) => self.core.th(t).frames.push(Frame::Partition(p)),
+            Work::AsyncWorker(w) => self.core.th(t).frames.push(Frame::AsyncWorker(w)),
+            Work::PairProcessor(p) => self.core.th(t).frames.push(Frame::PairProcessor(p)),
         }
     }
 
-    fn run_timer(&mut self, t: ThreadId, id: u32) -> Progress {
+    fn run_timer(&mut self, t: ThreadId, id: u32) {
         match self.core.timers[id as usize] {
             TimerAction::ReleaseWaiter(waiter) => {
-                let generation = self.core.threads[waiter as usize].generation;
+                let generation = self.core.th(waiter).generation;
                 self.core
                     .schedule(self.core.now, EventKind::StepDone(waiter, generation));
-                Progress::Done
             }
-            TimerAction::Continue(item) => {
-                self.core.threads[t as usize].current = Some(Work::Item(item));
-                self.run_steps(t, item)
-            }
+            TimerAction::Resume(cont) => self.resume_continuation(t, cont),
         }
     }
 
-    fn run_submitter(&mut self, t: ThreadId, g: u32) -> Progress {
-        self.core.phase(t, Phase::Internal, None);
-        match self.submit_due(g, Some(t)) {
-            None => Progress::Done,
-            Some(next) => {
-                let th = &mut self.core.threads[t as usize];
-                th.activity = Activity::SubmitterPause;
-                let generation = th.generation;
-                self.core.schedule(next, EventKind::StepDone(t, generation));
-                Progress::Pending
-            }
-        }
-    }
-
-    /// Runs `item`'s steps on `t` from its current step until one takes time.
-    fn run_steps(&mut self, t: ThreadId, item: ItemId) -> Progress {
-        let scenario = self.core.scenario;
-        let group = self.core.trace.items[item as usize].group;
-        let body = &scenario.groups[group as usize].body;
+    /// Runs the frames on `t`'s stack until one waits on an event (false)
+    /// or the stack is empty (true: the work unit is complete).
+    fn drive(&mut self, t: ThreadId) -> bool {
         loop {
-            let pc = self.core.item_step[item as usize] as usize;
-            let Some(step) = body.get(pc) else {
-                self.core.trace.items[item as usize].finished = self.core.now;
-                self.core.items_finished += 1;
-                self.core
-                    .record(TraceEvent::ItemFinished { item, thread: t });
-                return Progress::Done;
+            let Some(&frame) = self.core.th(t).frames.last() else {
+                return true;
             };
-            let now = self.core.now;
-            let generation = self.core.threads[t as usize].generation;
-            match *step {
-                Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d)
-                    if d == SimDuration::ZERO => {}
-                Step::Cpu(d) => {
-                    self.core.cpu.advance(now);
-                    self.core.cpu.add_job(t, d);
-                    self.core.reschedule_cpu();
-                    self.core.threads[t as usize].activity = Activity::Cpu;
-                    self.core.phase(t, Phase::Cpu, Some(item));
-                    return Progress::Pending;
+            match self.step_frame(t, frame) {
+                Flow::Pending => return false,
+                Flow::Done => {
+                    self.core.th(t).frames.pop();
                 }
-                Step::Spin(d) => {
-                    self.core.cpu.advance(now);
-                    self.core.cpu.add_spinner();
-                    self.core.reschedule_cpu();
-                    self.core.threads[t as usize].activity = Activity::Spin;
-                    self.core.phase(t, Phase::Spin, Some(item));
-                    self.core
-                        .schedule(now + d, EventKind::StepDone(t, generation));
-                    return Progress::Pending;
-                }
-                Step::Sleep(d) => {
-                    self.core.threads[t as usize].activity = Activity::Sleep;
-                    self.core.blocked_sleep += 1;
-                    self.core.phase(t, Phase::Sleep, Some(item));
-                    self.core
-                        .schedule(now + d, EventKind::StepDone(t, generation));
-                    self.policy
-                        .thread_blocked(&mut self.core, t, BlockKind::Sleep);
-                    return Progress::Pending;
-                }
-                Step::Wait(d) => {
-                    self.core.threads[t as usize].activity = Activity::Wait;
-                    self.core.blocked_wait += 1;
-                    self.core.phase(t, Phase::Wait, Some(item));
-                    self.core.add_timer(now + d, TimerAction::ReleaseWaiter(t));
-                    self.policy
-                        .thread_blocked(&mut self.core, t, BlockKind::TaskWait);
-                    return Progress::Pending;
-                }
-                Step::Await(d) => {
-                    self.core.item_step[item as usize] += 1;
-                    self.core.add_timer(now + d, TimerAction::Continue(item));
-                    return Progress::Done;
-                }
-                Step::Yield => {
-                    self.core.item_step[item as usize] += 1;
-                    self.core.enqueue_global(Work::Item(item));
-                    self.request_thread();
-                    return Progress::Done;
-                }
+                Flow::Push(child) => self.core.th(t).frames.push(child),
+                Flow::Suspended => {}
             }
-            self.core.item_step[item as usize] += 1;
         }
     }
 
-    /// A timed activity of `t` ended (sleep, spin, release from a wait,
-    /// submitter pause).
+    /// An event let `t` go on: drive its frames, and when they are done,
+    /// continue as its kind of thread does.
+    fn resume(&mut self, t: ThreadId) {
+        if self.drive(t) {
+            self.after_work(t);
+        }
+    }
+
+    fn after_work(&mut self, t: ThreadId) {
+        match self.core.th(t).kind {
+            ThreadKind::Pool => self.worker_loop(t, Next::Completed),
+            ThreadKind::Dedicated => self.core.exit_thread(t),
+            ThreadKind::Main => {
+                if let Some(lp) = self.core.main_calls.pop_front() {
+                    self.core.th(t).frames.push(Frame::Caller(lp));
+                    self.resume(t);
+                }
+            }
+        }
+    }
+
+    /// A timed activity of `t` ended (sleep, spin, release from a wait or a
+    /// join, submitter pause).
     fn step_done(&mut self, t: ThreadId) {
-        let activity = self.core.threads[t as usize].activity;
-        self.core.threads[t as usize].activity = Activity::None;
+        let activity = std::mem::replace(&mut self.core.th(t).activity, Activity::None);
+        let pool = self.core.is_pool(t);
         match activity {
             Activity::Spin => {
                 self.core.cpu.advance(self.core.now);
@@ -1087,37 +1509,57 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.core.reschedule_cpu();
             }
             Activity::Sleep => {
-                self.core.blocked_sleep -= 1;
-                self.policy
-                    .thread_unblocked(&mut self.core, t, BlockKind::Sleep);
+                if pool {
+                    self.core.blocked_sleep -= 1;
+                    self.policy
+                        .thread_unblocked(&mut self.core, t, BlockKind::Sleep);
+                }
             }
             Activity::Wait => {
-                self.core.blocked_wait -= 1;
-                self.policy
-                    .thread_unblocked(&mut self.core, t, BlockKind::TaskWait);
+                if pool {
+                    self.core.blocked_wait -= 1;
+                    self.policy
+                        .thread_unblocked(&mut self.core, t, BlockKind::TaskWait);
+                }
+            }
+            Activity::Join(kind) => {
+                if pool {
+                    self.unblock_counts(kind);
+                    self.policy.thread_unblocked(&mut self.core, t, kind);
+                }
+                self.resume(t);
+                return;
             }
             Activity::SubmitterPause => {
-                let Some(Work::Submitter(g)) = self.core.threads[t as usize].current else {
-                    return;
-                };
-                if let Progress::Done = self.run_submitter(t, g) {
-                    self.worker_loop(t, Next::Completed);
-                }
+                self.resume(t);
                 return;
             }
             Activity::None | Activity::Cpu => return,
         }
-        self.resume_after_step(t);
+        self.step_finished(t);
     }
 
-    /// The current step of the item on `t` is over: go on with the next.
-    fn resume_after_step(&mut self, t: ThreadId) {
-        let Some(Work::Item(item)) = self.core.threads[t as usize].current else {
-            return;
-        };
-        self.core.item_step[item as usize] += 1;
-        if let Progress::Done = self.run_steps(t, item) {
-            self.worker_loop(t, Next::Completed);
+    fn block_counts(&mut self, kind: BlockKind) {
+        match kind {
+            BlockKind::Sleep => self.core.blocked_sleep += 1,
+            BlockKind::TaskWait => self.core.blocked_wait += 1,
+            BlockKind::Other => {}
         }
+    }
+
+    fn unblock_counts(&mut self, kind: BlockKind) {
+        match kind {
+            BlockKind::Sleep => self.core.blocked_sleep -= 1,
+            BlockKind::TaskWait => self.core.blocked_wait -= 1,
+            BlockKind::Other => {}
+        }
+    }
+
+    /// The current step of the item on top of `t`'s stack is over: go on.
+    fn step_finished(&mut self, t: ThreadId) {
+        if let Some(&Frame::Item(item)) = self.core.th(t).frames.last() {
+            self.core.item_step[item as usize] += 1;
+        }
+        self.resume(t);
     }
 }

@@ -33,7 +33,7 @@ use rand::RngExt;
 use crate::engine::rng;
 use crate::policy::config::{GateConfig, PolicyConfig};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
-use crate::policy::{Policy, PoolControl, thread_limits};
+use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ThreadId, ThreadReason};
@@ -243,7 +243,7 @@ impl Policy for Classic {
         pool.goal_changed(self.goal, "min-threads");
     }
 
-    fn thread_requested(&mut self, pool: &mut dyn PoolControl) {
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
         self.gate.ensure_running(pool, GATE_TICK);
         self.maybe_add_working_worker(pool, ThreadReason::Demand);
     }

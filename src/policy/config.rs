@@ -12,12 +12,24 @@ use crate::time::SimDuration;
 pub enum ModelKind {
     /// .NET Framework 4.x / .NET Core 3.x / .NET 5 native pool.
     Classic,
+    /// .NET 6+ managed ("portable") pool: classic + cooperative blocking.
+    Portable,
+    /// Mono 6.8's port of the classic pool (monitor thread).
+    Mono,
+    /// .NET 2.0 SP1's pool with its start-delay bug.
+    Net20,
+    /// A new OS thread for every work item.
+    Dedicated,
 }
 
 impl ModelKind {
     pub fn name(self) -> &'static str {
         match self {
             ModelKind::Classic => "classic",
+            ModelKind::Portable => "portable",
+            ModelKind::Mono => "mono",
+            ModelKind::Net20 => "net20",
+            ModelKind::Dedicated => "dedicated",
         }
     }
 }
@@ -70,6 +82,23 @@ pub struct ThreadsConfig {
     pub wake_latency: SimDuration,
     /// An idle worker exits after waiting this long for work.
     pub idle_timeout: SimDuration,
+    /// `new Thread(...).Start()` to the thread running (the `new-thread`
+    /// submission and the dedicated model).
+    pub dedicated_start_latency: SimDuration,
+    /// Whether the scenario's `pool.min_threads` (`SetMinThreads`) changes
+    /// injection. Mono accepts the call but keeps its own minimum.
+    pub honours_set_min_threads: bool,
+}
+
+/// When the gate thread's first tick comes after it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstTick {
+    /// A phase drawn from the run's seed in `[0, period)`: the gate thread
+    /// may have been started long before the workload (REFERENCE.md, seed 001).
+    Random,
+    /// A fixed delay after the gate thread starts (native Linux 3.x: ~1000 ms,
+    /// it first waits one period for an initial CPU reading; portable: 500 ms).
+    After(SimDuration),
 }
 
 /// `[gate]`: the gate thread's starvation rule.
@@ -86,6 +115,15 @@ pub struct GateConfig {
     pub busy_delay_per_thread: SimDuration,
     /// `>` (CoreCLR) or `>=` (Mono).
     pub comparison: Comparison,
+    /// First tick after the gate thread starts.
+    pub first_tick: FirstTick,
+    /// Added to every period: a gate thread that sleeps `period` after its
+    /// work (native Linux `Sleep(500)`) drifts; a periodic timer does not.
+    pub drift: SimDuration,
+    /// The gate thread stops (native) or parks (portable) after this many
+    /// ticks with no thread request pending, and restarts its cadence on the
+    /// next request; 0 = it never stops.
+    pub idle_ticks_before_stop: u32,
 }
 
 /// `[hill_climbing]`: every constant of CoreCLR's `HillClimbing_*` config.
@@ -107,6 +145,18 @@ pub struct HillClimbingConfig {
     pub gain_exponent: f64,
 }
 
+/// When the managed work queue asks for another thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestMode {
+    /// After every successful dequeue, up to `cores ×
+    /// max_outstanding_requests_per_core` outstanding (.NET Framework, Core
+    /// 3.x, .NET 5, .NET 6).
+    EveryDequeue,
+    /// One outstanding request (a flag); a worker asks for one more thread
+    /// only after the first dequeue of its dispatch (.NET 7+).
+    FirstDequeue,
+}
+
 /// `[dispatch]`: the worker's dispatch loop.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DispatchConfig {
@@ -115,6 +165,88 @@ pub struct DispatchConfig {
     /// Cap on outstanding thread requests, as a multiple of cores (the
     /// managed queue's `numOutstandingThreadRequests < ProcessorCount`).
     pub max_outstanding_requests_per_core: u32,
+    pub requests: RequestMode,
+    /// Whether a worker leaves its dispatch loop when the quantum expires
+    /// (native pool: yes, and asks for a thread to carry on; portable: no).
+    pub leave_at_quantum: bool,
+}
+
+/// How an expired timer queue reaches a pool thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerDispatch {
+    /// The native timer thread queues an *unmanaged* work request; workers
+    /// alternate between unmanaged and managed requests (CoreCLR 3.x/.NET 5,
+    /// .NET Framework).
+    UnmanagedRequest,
+    /// A "time-sensitive" queue read when every other queue is empty, once
+    /// per dispatch quantum, and at every other dispatch entry (.NET 6).
+    TimeSensitive,
+    /// A high-priority queue read after the worker's own local queue and
+    /// before the global queue (.NET 7+).
+    HighPriority,
+    /// Every due timer callback is its own work item at the tail of the
+    /// global queue (Mono's timer scheduler thread).
+    GlobalPerCallback,
+}
+
+/// `[timers]`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimersConfig {
+    /// Timer queues (`TimerQueue.Instances`: one per processor on CoreCLR;
+    /// a timer joins the queue of the processor its creator ran on).
+    pub queues: ThreadCount,
+    pub dispatch: TimerDispatch,
+}
+
+/// `[blocking]`: .NET 6+ cooperative blocking (`PortableThreadPool.Blocking.cs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockingConfig {
+    pub enabled: bool,
+    /// `ThreadsToAddWithoutDelay_ProcCountFactor` (× cores).
+    pub threads_to_add_without_delay_per_core: u32,
+    /// `ThreadsPerDelayStep_ProcCountFactor` (× cores).
+    pub threads_per_delay_step_per_core: u32,
+    pub delay_step: SimDuration,
+    pub max_delay: SimDuration,
+}
+
+/// `[mono]`: Mono's monitor thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MonoConfig {
+    /// Threads created per calendar second at most.
+    pub max_creations_per_second: u32,
+    /// Unpark-or-create attempts after a starvation goal increase.
+    pub inject_tries: u32,
+    /// `MONO_THREADS_PER_CPU`: min = cores × this.
+    pub threads_per_cpu: u32,
+}
+
+/// `[net20]`: the .NET 2.0 (SP1) pool's gate rule and its start-delay bug.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Net20Config {
+    /// With a busy CPU, a thread is added only if the last creation is older
+    /// than `creation_delay × creation_delay_growth^max(0, workers − cores)`.
+    pub creation_delay: SimDuration,
+    pub creation_delay_growth: f64,
+    /// The SP1 bug: the immediate (below-min) creation path is skipped while
+    /// a previously created thread has not started yet.
+    pub sp1_start_delay_bug: bool,
+}
+
+/// The throttle a wrapping policy puts over every group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrottleKind {
+    /// `ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, n).ConcurrentScheduler`.
+    ConcurrentExclusive,
+    /// `await SemaphoreSlim(n).WaitAsync()` around each body.
+    Semaphore,
+}
+
+/// `[throttle]` of a wrapping policy (`base = "..."`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThrottleConfig {
+    pub kind: ThrottleKind,
+    pub limit: ThreadCount,
 }
 
 /// A validated policy file.
@@ -131,4 +263,13 @@ pub struct PolicyConfig {
     pub gate: GateConfig,
     pub hill_climbing: HillClimbingConfig,
     pub dispatch: DispatchConfig,
+    pub timers: TimersConfig,
+    /// Cooperative blocking (portable model).
+    pub blocking: Option<BlockingConfig>,
+    /// Monitor-thread constants (mono model).
+    pub mono: Option<MonoConfig>,
+    /// Gate rule and bug switch (net20 model).
+    pub net20: Option<Net20Config>,
+    /// A throttle over every group (a wrapping policy's `[throttle]`).
+    pub throttle: Option<ThrottleConfig>,
 }

@@ -470,6 +470,8 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
         idle_timeout: t
             .get(r, "idle_timeout_ms", &t.raw.idle_timeout_ms, ms(false))
             .unwrap_or_default(),
+        dedicated_start_latency: SimDuration::from_ms(4),
+        honours_set_min_threads: true,
     };
 
     let fallback_gate = RawGate::default();
@@ -507,6 +509,9 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
                 choose(s, COMPARISONS, "comparison")
             })
             .unwrap_or(Comparison::Greater),
+        first_tick: crate::policy::config::FirstTick::Random,
+        drift: SimDuration::ZERO,
+        idle_ticks_before_stop: 0,
     };
 
     let fallback_hc = RawHillClimbing::default();
@@ -630,6 +635,8 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
                 u32_in(1, MAX_PER_CORE),
             )
             .unwrap_or(1),
+        requests: crate::policy::config::RequestMode::EveryDequeue,
+        leave_at_quantum: true,
     };
 
     PolicyConfig {
@@ -641,6 +648,14 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
         gate,
         hill_climbing,
         dispatch,
+        timers: crate::policy::config::TimersConfig {
+            queues: ThreadCount::PerCore(1),
+            dispatch: crate::policy::config::TimerDispatch::UnmanagedRequest,
+        },
+        blocking: None,
+        mono: None,
+        net20: None,
+        throttle: None,
     }
 }
 

@@ -26,6 +26,22 @@ pub enum BlockKind {
     /// `Task.Wait()` / `.Result` on an unfinished task: cooperative blocking
     /// in the .NET 6+ pool.
     TaskWait,
+    /// Any other wait (`Monitor.Wait`, an event, a PLINQ consumer): not
+    /// cooperative blocking.
+    Other,
+}
+
+/// Why the work queue asked for a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestCause {
+    /// A work item was queued (user work, a continuation, a timer callback).
+    Enqueue,
+    /// A worker dequeued an item and more work may remain (chain reaction).
+    Dequeue,
+    /// A worker left its dispatch loop with work left (quantum, stop).
+    Leaving,
+    /// The timer thread queued an expired timer queue.
+    Timer,
 }
 
 /// A snapshot of the pool's thread and queue counts.
@@ -35,8 +51,10 @@ pub struct PoolCounts {
     /// retired and exited threads excluded).
     pub existing: u32,
     /// Threads not idle: starting, woken, running or blocked inside a work item
-    /// (CoreCLR's `NumWorking`).
+    /// (CoreCLR's `NumWorking`, the portable pool's `NumProcessingWork`).
     pub working: u32,
+    /// Threads created or released that have not reached their first dequeue.
+    pub starting: u32,
     /// Threads waiting for work.
     pub idle: u32,
     /// Working threads blocked in `Thread.Sleep`.
@@ -77,7 +95,7 @@ pub trait Policy {
     fn start(&mut self, _pool: &mut dyn PoolControl) {}
     /// The work queue asked for a thread (work was queued, or a worker found
     /// more work after a dequeue).
-    fn thread_requested(&mut self, pool: &mut dyn PoolControl);
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl, cause: RequestCause);
     /// A worker is about to look for a thread request (a new or released
     /// thread, or one back from a dispatch quantum or an empty queue).
     fn seeking_work(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) {}
@@ -101,6 +119,17 @@ pub trait Policy {
     fn idle_timed_out(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         true
     }
+    /// Whether a worker told to stop by [`Policy::work_completed`] retires
+    /// (native pool: it stops counting as active) or only goes idle
+    /// (portable pool: back to the semaphore).
+    fn retire_on_stop(&self) -> bool {
+        true
+    }
+    /// Whether user work submitted to the pool runs on a new thread each
+    /// (the dedicated model).
+    fn dedicated_threads(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the model a policy file names, with the scenario's overrides
@@ -108,6 +137,10 @@ pub trait Policy {
 pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
     match config.model {
         ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
+        // Until their modules land, the other models run the classic rules.
+        ModelKind::Portable | ModelKind::Mono | ModelKind::Net20 | ModelKind::Dedicated => {
+            Box::new(classic::Classic::new(config, scenario))
+        }
     }
 }
 

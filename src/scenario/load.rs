@@ -342,6 +342,8 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
         from,
         arrival,
         body,
+        max_degree: None,
+        throttle: None,
     }
 }
 

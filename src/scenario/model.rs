@@ -63,6 +63,12 @@ pub struct Group {
     pub from: Origin,
     pub arrival: Arrival,
     pub body: Vec<Step>,
+    /// `max_degree`: `ParallelOptions.MaxDegreeOfParallelism` for the
+    /// parallel shapes, `WithDegreeOfParallelism` for PLINQ, the DOP of
+    /// `Parallel.ForEachAsync`. `None` = the API's default.
+    pub max_degree: Option<u32>,
+    /// A throttle between this group's items and the pool.
+    pub throttle: Option<Throttle>,
 }
 
 /// How an item reaches the pool.
@@ -73,6 +79,67 @@ pub enum Submit {
     TaskRun,
     /// `ThreadPool.QueueUserWorkItem(...)`: always the global queue.
     QueueUserWorkItem,
+    /// `Task.Run` for each item, then `await Task.WhenAll(tasks)`: scheduling
+    /// as `TaskRun`; the coordination cost is WhenAll's.
+    WhenAll,
+    /// `new Thread(...).Start()` per item: outside the pool.
+    NewThread,
+    /// `Parallel.Invoke(actions)`: the `count` items are the actions.
+    ParallelInvoke,
+    /// `Parallel.For(0, count, body)`.
+    ParallelFor,
+    /// `Parallel.ForEach(Enumerable.Range(0, count), body)`.
+    ParallelForEach,
+    /// `Enumerable.Range(0, count).AsParallel().Select(body)`, enumerated.
+    Plinq,
+    /// `await Parallel.ForEachAsync(Enumerable.Range(0, count), body)`.
+    ParallelForEachAsync,
+}
+
+impl Submit {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Submit::TaskRun => "task-run",
+            Submit::QueueUserWorkItem => "queue-user-work-item",
+            Submit::WhenAll => "when-all",
+            Submit::NewThread => "new-thread",
+            Submit::ParallelInvoke => "parallel-invoke",
+            Submit::ParallelFor => "parallel-for",
+            Submit::ParallelForEach => "parallel-foreach",
+            Submit::Plinq => "plinq",
+            Submit::ParallelForEachAsync => "parallel-foreach-async",
+        }
+    }
+
+    /// Shapes whose bodies run synchronously inside the API (no `await_ms`
+    /// or `yield` step allowed).
+    pub fn synchronous_body(self) -> bool {
+        matches!(
+            self,
+            Submit::ParallelInvoke | Submit::ParallelFor | Submit::ParallelForEach | Submit::Plinq
+        )
+    }
+
+    /// Shapes that are one call over all `count` items (arrival must be `at_ms`).
+    pub fn one_call(self) -> bool {
+        matches!(
+            self,
+            Submit::ParallelInvoke
+                | Submit::ParallelFor
+                | Submit::ParallelForEach
+                | Submit::Plinq
+                | Submit::ParallelForEachAsync
+        )
+    }
+}
+
+/// A throttle between a group and the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    pub kind: crate::policy::config::ThrottleKind,
+    /// Maximum concurrency (pair) or initial count (semaphore).
+    pub limit: u32,
 }
 
 /// Which thread submits the group's items.

@@ -55,6 +55,8 @@ fn group(index: usize) -> impl Strategy<Value = Group> {
             from,
             arrival,
             body,
+            max_degree: None,
+            throttle: None,
         })
 }
 
@@ -195,6 +197,7 @@ proptest! {
             groups: vec![Group {
                 name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,
                 arrival: Arrival::At(SimDuration::ZERO), body: vec![Step::Cpu(SimDuration::from_ms(work))],
+                max_degree: None, throttle: None,
             }],
             probes: vec![],
             until: None,

@@ -1,0 +1,777 @@
+//! Frames: an item's steps, and the shapes of the Task Parallel Library
+//! that run items for their caller.
+//!
+//! Read: dotnet/runtime `System.Threading.Tasks.Parallel` (`Parallel.cs`,
+//! `TaskReplicator.cs`, `ParallelRangeManager.cs`), PLINQ's chunk
+//! partitioning, `Parallel.ForEachAsync`, `ConcurrentExclusiveSchedulerPair`,
+//! `SemaphoreSlim.WaitAsync`; summarised in `docs/research/mono-and-tpl.md`.
+//!
+//! - `Parallel.For` / `ForEach` (and `Parallel.Invoke` with more than 10
+//!   actions): a task replicator. The caller runs the root replica inline;
+//!   every replica, when it starts, queues one successor (the caller's
+//!   local queue on a pool thread) until a replica finishes without
+//!   yielding. `For` splits the range into `cores` equal ranges and each
+//!   replica claims chunks of 1, 2, 4, 8, 16 indices from its own range
+//!   first; `ForEach` over an enumerable hands out chunks of 1, 1, 1, 2, 2,
+//!   2, 4, ... (up to 128) per replica from one shared enumerator. A
+//!   non-root replica yields (re-queues itself) after a time slice of
+//!   `100 + (start tick % cores) × 50` ms. The caller then waits: first
+//!   running inline any of its replicas still in its own local queue, then
+//!   blocking in `Task.Wait` (cooperative blocking on .NET 6+).
+//! - `Parallel.Invoke` with at most 10 actions: actions 1..n start as tasks,
+//!   action 0 runs inline, then `WaitAll` runs inline the tasks still in the
+//!   caller's local queue (last to first) and blocks for the rest.
+//! - PLINQ: `min(cores, 512)` partition tasks on the global queue, each
+//!   taking chunks from a shared enumerator (each chunk size used 8 times,
+//!   then doubled, up to 128); the consumer blocks (not a task wait).
+//! - `Parallel.ForEachAsync`: `cores` workers; the first is queued by the
+//!   caller, each queues the next after taking its first element; a worker
+//!   awaits each body in turn.
+//! - `ConcurrentExclusiveSchedulerPair(n)`: tasks wait in the pair's queue;
+//!   at most `n` processing items are in the pool, each running the pair's
+//!   tasks in order until the queue is empty.
+//! - `SemaphoreSlim(n).WaitAsync()` around a body: granted at once while
+//!   the count is positive, else the item waits (its thread is freed); a
+//!   release hands the count to the first waiter, whose continuation goes
+//!   to the releasing thread's local queue.
+
+use std::collections::VecDeque;
+
+use super::{Activity, Engine, Flow, Frame, Owner, Work};
+use crate::policy::{BlockKind, RequestCause};
+use crate::scenario::{Step, Submit};
+use crate::time::SimDuration;
+use crate::trace::{ItemId, Phase, ThreadId, TraceEvent, TraceSink};
+
+/// More than this many actions and `Parallel.Invoke` uses the replicator.
+const INVOKE_SMALL_MAX: u64 = 10;
+/// PLINQ's cap on the default degree of parallelism.
+const PLINQ_MAX_DOP: u64 = 512;
+/// Largest chunk of PLINQ's and ForEach's chunk partitioning (value types).
+const MAX_CHUNK: u64 = 128;
+/// Largest per-replica chunk of `Parallel.For`'s range manager.
+const FOR_MAX_STEP: u64 = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LoopKind {
+    For,
+    ForEach,
+    /// `Parallel.Invoke` through the replicator (chunks of one).
+    InvokeReplicated,
+    /// `Parallel.Invoke` with ≤ 10 actions.
+    InvokeSmall,
+    Plinq,
+    ForEachAsync,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallPhase {
+    Start,
+    Waiting,
+}
+
+/// One call of a one-call API over a group's items.
+#[derive(Debug)]
+pub(super) struct Loop {
+    kind: LoopKind,
+    /// The item ids are `first_item .. first_item + count`, in index order.
+    first_item: ItemId,
+    count: u64,
+    /// Shared enumerator position (ForEach, PLINQ, ForEachAsync, Invoke).
+    next_index: u64,
+    /// `For`: per-range (next, end).
+    ranges: Vec<(u64, u64)>,
+    stop_replicating: bool,
+    /// Parts started by the call that have not finished (replicas other
+    /// than the root, Invoke tasks, partitions, workers).
+    outstanding: u32,
+    /// The replicas the caller may inline, in creation order.
+    pending_replicas: Vec<u32>,
+    phase: CallPhase,
+    caller_blocked: Option<ThreadId>,
+    /// DOP limit (For/ForEach/Invoke: replicas; PLINQ: partitions;
+    /// ForEachAsync: workers).
+    degree: u64,
+    workers_started: u64,
+    cores: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct Replica {
+    lp: u32,
+    root: bool,
+    /// Replicas this one may still create (including through its successor).
+    remaining: u64,
+    started: bool,
+    slice: SimDuration,
+    slice_start: crate::time::SimTime,
+    /// Current chunk (next, end).
+    chunk: (u64, u64),
+    /// `For`: the range this replica prefers and its chunk size.
+    range: usize,
+    step: u64,
+    /// `ForEach`: chunks taken (chunk size grows every 3).
+    grabs: u64,
+    /// Run inline by the caller's wait.
+    inlined: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct Partition {
+    lp: u32,
+    chunk: (u64, u64),
+    grabs: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct AsyncWorker {
+    lp: u32,
+    took_first: bool,
+}
+
+#[derive(Debug)]
+pub(super) struct Pair {
+    limit: u32,
+    active: u32,
+    queue: VecDeque<Work>,
+}
+
+impl Pair {
+    pub(super) fn new(limit: u32) -> Pair {
+        Pair {
+            limit: limit.max(1),
+            active: 0,
+            queue: VecDeque::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Semaphore {
+    count: u32,
+    waiters: VecDeque<u32>,
+}
+
+impl Semaphore {
+    pub(super) fn new(limit: u32) -> Semaphore {
+        Semaphore {
+            count: limit,
+            waiters: VecDeque::new(),
+        }
+    }
+}
+
+impl<S: TraceSink> Engine<'_, S> {
+    pub(super) fn step_frame(&mut self, t: ThreadId, frame: Frame) -> Flow {
+        match frame {
+            Frame::Item(item) => self.step_item(t, item),
+            Frame::Replica(r) => self.step_replica(t, r),
+            Frame::Partition(p) => self.step_partition(t, p),
+            Frame::AsyncWorker(w) => self.step_async_worker(t, w),
+            Frame::PairProcessor(p) => self.step_pair(t, p),
+            Frame::Caller(lp) => self.step_caller(t, lp),
+            Frame::Submitter(g) => self.step_submitter(t, g),
+        }
+    }
+
+    // ---- items ---------------------------------------------------------
+
+    /// Moves the item on top of `t`'s stack (and, for an async worker, the
+    /// worker below it) into a continuation.
+    fn suspend(&mut self, t: ThreadId, item: ItemId) -> u32 {
+        let take = match self.core.item_owner[item as usize] {
+            Owner::AsyncWorker(_) => 2,
+            _ => 1,
+        };
+        let frames = &mut self.core.th(t).frames;
+        let at = frames.len().saturating_sub(take);
+        let suspended = frames.split_off(at);
+        self.core.store_continuation(suspended)
+    }
+
+    /// Queues continuation `cont` of `item` where its scheduler puts it:
+    /// the pair's queue for a task on a pair, else `where_` .
+    fn queue_continuation(&mut self, item: ItemId, cont: u32, from: Option<ThreadId>) {
+        if let Owner::Pair(p) = self.core.item_owner[item as usize] {
+            self.pair_push(p, Work::Continuation(cont), None);
+        } else {
+            self.core.enqueue_from(from, Work::Continuation(cont));
+            self.request_thread(RequestCause::Enqueue);
+        }
+    }
+
+    /// Runs a continuation inline on `t` (a timer callback continuing an
+    /// `await Task.Delay`), or hands it to its pair.
+    pub(super) fn resume_continuation(&mut self, t: ThreadId, cont: u32) {
+        let frames = self.core.continuations[cont as usize]
+            .clone()
+            .unwrap_or_default();
+        if let Some(Frame::Item(item)) = frames.last().copied()
+            && let Owner::Pair(p) = self.core.item_owner[item as usize]
+        {
+            self.pair_push(p, Work::Continuation(cont), None);
+            return;
+        }
+        self.core.continuations[cont as usize] = None;
+        self.core.th(t).frames.extend(frames);
+    }
+
+    fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
+        let i = item as usize;
+        let group = self.core.trace.items[i].group;
+        if self.core.trace.items[i].started == crate::time::SimTime::MAX {
+            if let Some(sem) = self.core.groups[group as usize].semaphore
+                && !self.core.item_acquired[i]
+            {
+                // await semaphore.WaitAsync()
+                let s = &mut self.core.semaphores[sem as usize];
+                if s.count > 0 {
+                    s.count -= 1;
+                    self.core.item_acquired[i] = true;
+                } else {
+                    let cont = self.suspend(t, item);
+                    self.core.semaphores[sem as usize].waiters.push_back(cont);
+                    self.core.item_acquired[i] = true;
+                    return Flow::Suspended;
+                }
+            }
+            let rec = &mut self.core.trace.items[i];
+            rec.started = self.core.now;
+            rec.thread = t;
+            self.core
+                .record(TraceEvent::ItemStarted { item, thread: t });
+        }
+        let scenario = self.core.scenario;
+        let body = &scenario.groups[group as usize].body;
+        let pool = self.core.is_pool(t);
+        loop {
+            let pc = self.core.item_step[i] as usize;
+            let Some(step) = body.get(pc) else {
+                return self.finish_item(t, item);
+            };
+            let now = self.core.now;
+            let generation = self.core.th(t).generation;
+            match *step {
+                Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d)
+                    if d == SimDuration::ZERO => {}
+                Step::Cpu(d) => {
+                    self.core.cpu.advance(now);
+                    self.core.cpu.add_job(t, d);
+                    self.core.reschedule_cpu();
+                    self.core.th(t).activity = Activity::Cpu;
+                    self.core.phase(t, Phase::Cpu, Some(item));
+                    return Flow::Pending;
+                }
+                Step::Spin(d) => {
+                    self.core.cpu.advance(now);
+                    self.core.cpu.add_spinner();
+                    self.core.reschedule_cpu();
+                    self.core.th(t).activity = Activity::Spin;
+                    self.core.phase(t, Phase::Spin, Some(item));
+                    self.core
+                        .schedule(now + d, super::EventKind::StepDone(t, generation));
+                    return Flow::Pending;
+                }
+                Step::Sleep(d) => {
+                    self.core.th(t).activity = Activity::Sleep;
+                    self.core.phase(t, Phase::Sleep, Some(item));
+                    self.core
+                        .schedule(now + d, super::EventKind::StepDone(t, generation));
+                    if pool {
+                        self.core.blocked_sleep += 1;
+                        self.policy
+                            .thread_blocked(&mut self.core, t, BlockKind::Sleep);
+                    }
+                    return Flow::Pending;
+                }
+                Step::Wait(d) => {
+                    self.core.th(t).activity = Activity::Wait;
+                    self.core.phase(t, Phase::Wait, Some(item));
+                    self.core
+                        .add_timer(now + d, super::TimerAction::ReleaseWaiter(t));
+                    if pool {
+                        self.core.blocked_wait += 1;
+                        self.policy
+                            .thread_blocked(&mut self.core, t, BlockKind::TaskWait);
+                    }
+                    return Flow::Pending;
+                }
+                Step::Await(d) => {
+                    self.core.item_step[i] += 1;
+                    let cont = self.suspend(t, item);
+                    self.core
+                        .add_timer(now + d, super::TimerAction::Resume(cont));
+                    return Flow::Suspended;
+                }
+                Step::Yield => {
+                    self.core.item_step[i] += 1;
+                    let cont = self.suspend(t, item);
+                    // Task.Yield: the global queue (or the task's scheduler).
+                    self.queue_continuation(item, cont, None);
+                    return Flow::Suspended;
+                }
+            }
+            self.core.item_step[i] += 1;
+        }
+    }
+
+    fn finish_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
+        let i = item as usize;
+        self.core.trace.items[i].finished = self.core.now;
+        self.core.items_finished += 1;
+        self.core
+            .record(TraceEvent::ItemFinished { item, thread: t });
+        let group = self.core.trace.items[i].group;
+        if self.core.item_acquired[i]
+            && let Some(sem) = self.core.groups[group as usize].semaphore
+        {
+            // semaphore.Release(): the first waiter's continuation goes to
+            // this thread's local queue.
+            match self.core.semaphores[sem as usize].waiters.pop_front() {
+                Some(cont) => {
+                    self.core.enqueue_from(Some(t), Work::Continuation(cont));
+                    self.request_thread(RequestCause::Enqueue);
+                }
+                None => self.core.semaphores[sem as usize].count += 1,
+            }
+        }
+        if let Owner::InvokeTask(lp) = self.core.item_owner[i] {
+            self.core.loops[lp as usize].outstanding -= 1;
+            self.check_release(lp);
+        }
+        Flow::Done
+    }
+
+    // ---- one-call APIs -------------------------------------------------
+
+    /// Sets up the call of group `g`'s one-call API; `caller` is the pool
+    /// thread calling it, or `None` for the main thread.
+    pub(super) fn start_call(&mut self, g: u32) -> u32 {
+        let group = &self.core.scenario.groups[g as usize];
+        let count = group.count;
+        let cores = u64::from(self.core.scenario.machine.cores.max(1));
+        let kind = match group.submit {
+            Submit::ParallelFor => LoopKind::For,
+            Submit::ParallelForEach => LoopKind::ForEach,
+            Submit::ParallelInvoke if count > INVOKE_SMALL_MAX || group.max_degree.is_some() => {
+                LoopKind::InvokeReplicated
+            }
+            Submit::ParallelInvoke => LoopKind::InvokeSmall,
+            Submit::Plinq => LoopKind::Plinq,
+            _ => LoopKind::ForEachAsync,
+        };
+        let degree = match (kind, group.max_degree) {
+            (_, Some(d)) => u64::from(d),
+            (LoopKind::Plinq, None) => cores.min(PLINQ_MAX_DOP),
+            (LoopKind::ForEachAsync, None) => cores,
+            _ => u64::MAX,
+        };
+        let owner = match kind {
+            LoopKind::InvokeSmall => Owner::Task,
+            _ => Owner::Parent,
+        };
+        let first_item = self.core.trace.items.len() as ItemId;
+        for _ in 0..count {
+            let item = self.core.new_item(g, owner);
+            self.core.record(TraceEvent::ItemQueued {
+                item,
+                local_of: None,
+            });
+        }
+        let ranges = if kind == LoopKind::For {
+            let n = cores.min(count.max(1));
+            (0..n)
+                .map(|k| (count * k / n, count * (k + 1) / n))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let lp = self.core.loops.len() as u32;
+        self.core.loops.push(Loop {
+            kind,
+            first_item,
+            count,
+            next_index: 0,
+            ranges,
+            stop_replicating: false,
+            outstanding: 0,
+            pending_replicas: Vec::new(),
+            phase: CallPhase::Start,
+            caller_blocked: None,
+            degree,
+            workers_started: 0,
+            cores,
+        });
+        self.core.groups[g as usize].call = Some(lp);
+        lp
+    }
+
+    fn new_replica(&mut self, lp: u32, root: bool, remaining: u64) -> u32 {
+        let r = self.core.replicas.len() as u32;
+        let cores = self.core.loops[lp as usize].cores;
+        let ranges = self.core.loops[lp as usize].ranges.len().max(1);
+        // CooperativeMultitaskingTaskTimeout: 100 + (tick % cores) * 50 ms.
+        let tick = self.core.now.as_nanos() / 1_000_000;
+        let slice = SimDuration::from_ms(100 + (tick % cores) * 50);
+        self.core.replicas.push(Replica {
+            lp,
+            root,
+            remaining,
+            started: false,
+            slice,
+            slice_start: self.core.now,
+            chunk: (0, 0),
+            range: r as usize % ranges,
+            step: 1,
+            grabs: 0,
+            inlined: false,
+        });
+        r
+    }
+
+    fn step_caller(&mut self, t: ThreadId, lp: u32) -> Flow {
+        let l = lp as usize;
+        if self.core.loops[l].phase == CallPhase::Start {
+            self.core.loops[l].phase = CallPhase::Waiting;
+            let kind = self.core.loops[l].kind;
+            let pool_caller = self.core.is_pool(t).then_some(t);
+            match kind {
+                LoopKind::For | LoopKind::ForEach | LoopKind::InvokeReplicated => {
+                    let degree = self.core.loops[l].degree;
+                    let root = self.new_replica(lp, true, degree.saturating_sub(1));
+                    return Flow::Push(Frame::Replica(root));
+                }
+                LoopKind::InvokeSmall => {
+                    let (first, count) = (self.core.loops[l].first_item, self.core.loops[l].count);
+                    for a in 1..count {
+                        let item = first + a as ItemId;
+                        self.core.item_owner[item as usize] = Owner::InvokeTask(lp);
+                        self.core.loops[l].outstanding += 1;
+                        self.core.enqueue_from(pool_caller, Work::Item(item));
+                        self.request_thread(RequestCause::Enqueue);
+                    }
+                    if count > 0 {
+                        self.core.item_owner[first as usize] = Owner::Parent;
+                        return Flow::Push(Frame::Item(first));
+                    }
+                }
+                LoopKind::Plinq => {
+                    let parts = self.core.loops[l]
+                        .degree
+                        .min(self.core.loops[l].count.max(1));
+                    for _ in 0..parts {
+                        let p = self.core.partitions.len() as u32;
+                        self.core.partitions.push(Partition {
+                            lp,
+                            chunk: (0, 0),
+                            grabs: 0,
+                        });
+                        self.core.loops[l].outstanding += 1;
+                        self.core.enqueue_global(Work::Partition(p));
+                        self.request_thread(RequestCause::Enqueue);
+                    }
+                }
+                LoopKind::ForEachAsync => {
+                    self.spawn_async_worker(lp);
+                    if pool_caller.is_some() {
+                        // `await Parallel.ForEachAsync(...)` frees the pool thread.
+                        return Flow::Done;
+                    }
+                }
+            }
+        }
+        // Waiting for the parts: inline what is still in our own local
+        // queue, else block.
+        if self.core.loops[l].outstanding == 0 {
+            return Flow::Done;
+        }
+        if self.core.is_pool(t) {
+            match self.core.loops[l].kind {
+                LoopKind::InvokeSmall => {
+                    let (first, count) = (self.core.loops[l].first_item, self.core.loops[l].count);
+                    for a in (1..count).rev() {
+                        let item = first + a as ItemId;
+                        if self.core.take_from_local(t, Work::Item(item)) {
+                            return Flow::Push(Frame::Item(item));
+                        }
+                    }
+                }
+                LoopKind::For | LoopKind::ForEach | LoopKind::InvokeReplicated => {
+                    let pending = self.core.loops[l].pending_replicas.clone();
+                    for r in pending {
+                        if self.core.take_from_local(t, Work::Replica(r)) {
+                            self.core.replicas[r as usize].inlined = true;
+                            return Flow::Push(Frame::Replica(r));
+                        }
+                    }
+                }
+                LoopKind::Plinq | LoopKind::ForEachAsync => {}
+            }
+        }
+        let kind = match self.core.loops[l].kind {
+            LoopKind::Plinq => BlockKind::Other,
+            _ => BlockKind::TaskWait,
+        };
+        self.core.loops[l].caller_blocked = Some(t);
+        self.core.th(t).activity = Activity::Join(kind);
+        self.core.phase(t, Phase::Join, None);
+        if self.core.is_pool(t) {
+            self.block_counts(kind);
+            self.policy.thread_blocked(&mut self.core, t, kind);
+        }
+        Flow::Pending
+    }
+
+    /// Wakes a caller blocked on `lp` once every part has finished.
+    fn check_release(&mut self, lp: u32) {
+        let l = &mut self.core.loops[lp as usize];
+        if l.outstanding == 0
+            && let Some(t) = l.caller_blocked.take()
+        {
+            let generation = self.core.th(t).generation;
+            self.core
+                .schedule(self.core.now, super::EventKind::StepDone(t, generation));
+        }
+    }
+
+    /// Claims the next chunk for replica `r`; false when the loop is exhausted.
+    fn claim_replica_chunk(&mut self, r: u32) -> bool {
+        let lp = self.core.replicas[r as usize].lp as usize;
+        let kind = self.core.loops[lp].kind;
+        match kind {
+            LoopKind::For => {
+                let n = self.core.loops[lp].ranges.len();
+                let start = self.core.replicas[r as usize].range;
+                for k in 0..n {
+                    let idx = (start + k) % n;
+                    let (next, end) = self.core.loops[lp].ranges[idx];
+                    if next < end {
+                        let rep = &mut self.core.replicas[r as usize];
+                        if idx != rep.range {
+                            rep.range = idx;
+                            rep.step = 1;
+                        }
+                        let take = rep.step.min(end - next);
+                        rep.step = (rep.step * 2).min(FOR_MAX_STEP);
+                        rep.chunk = (next, next + take);
+                        self.core.loops[lp].ranges[idx].0 = next + take;
+                        return true;
+                    }
+                }
+                false
+            }
+            LoopKind::ForEach | LoopKind::InvokeReplicated => {
+                let l = &mut self.core.loops[lp];
+                if l.next_index >= l.count {
+                    return false;
+                }
+                let rep = &mut self.core.replicas[r as usize];
+                let size = if kind == LoopKind::ForEach {
+                    (1u64 << (rep.grabs / 3).min(7)).min(MAX_CHUNK)
+                } else {
+                    1
+                };
+                rep.grabs += 1;
+                let take = size.min(l.count - l.next_index);
+                rep.chunk = (l.next_index, l.next_index + take);
+                l.next_index += take;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn loop_has_work(&self, lp: usize) -> bool {
+        let l = &self.core.loops[lp];
+        match l.kind {
+            LoopKind::For => l.ranges.iter().any(|(a, b)| a < b),
+            _ => l.next_index < l.count,
+        }
+    }
+
+    fn step_replica(&mut self, t: ThreadId, r: u32) -> Flow {
+        let ri = r as usize;
+        let lp = self.core.replicas[ri].lp;
+        let l = lp as usize;
+        if !self.core.replicas[ri].started {
+            self.core.replicas[ri].started = true;
+            self.core.replicas[ri].slice_start = self.core.now;
+            if !self.core.loops[l].stop_replicating
+                && self.core.replicas[ri].remaining > 0
+                && self.loop_has_work(l)
+            {
+                let remaining = self.core.replicas[ri].remaining - 1;
+                self.core.replicas[ri].remaining = 0;
+                let next = self.new_replica(lp, false, remaining);
+                self.core.loops[l].outstanding += 1;
+                self.core.loops[l].pending_replicas.push(next);
+                let from = self.core.is_pool(t).then_some(t);
+                self.core.enqueue_from(from, Work::Replica(next));
+                self.request_thread(RequestCause::Enqueue);
+            }
+        }
+        let (next, end) = self.core.replicas[ri].chunk;
+        let kind = self.core.loops[l].kind;
+        let elapsed = self.core.now.since(self.core.replicas[ri].slice_start);
+        let may_yield = !self.core.replicas[ri].root
+            && kind != LoopKind::InvokeReplicated
+            && elapsed >= self.core.replicas[ri].slice;
+        // For yields between chunks, ForEach between elements.
+        let yield_point = match kind {
+            LoopKind::For => next >= end,
+            _ => true,
+        };
+        let started_any = self.core.replicas[ri].grabs > 0 || next > 0 || end > 0;
+        if may_yield && yield_point && started_any && self.loop_has_work_or_chunk(l, ri) {
+            // Yield: a new task continues this replica later.
+            self.core.replicas[ri].started = false;
+            let from = self.core.is_pool(t).then_some(t);
+            self.core.enqueue_from(from, Work::Replica(r));
+            self.request_thread(RequestCause::Enqueue);
+            return Flow::Done;
+        }
+        if next < end {
+            self.core.replicas[ri].chunk.0 = next + 1;
+            let item = self.core.loops[l].first_item + next as ItemId;
+            return Flow::Push(Frame::Item(item));
+        }
+        if self.claim_replica_chunk(r) {
+            let (next, _) = self.core.replicas[ri].chunk;
+            self.core.replicas[ri].chunk.0 = next + 1;
+            let item = self.core.loops[l].first_item + next as ItemId;
+            return Flow::Push(Frame::Item(item));
+        }
+        // Finished without yielding: no more replicas.
+        self.core.loops[l].stop_replicating = true;
+        if !self.core.replicas[ri].root {
+            self.core.loops[l].outstanding -= 1;
+            self.core.loops[l].pending_replicas.retain(|&x| x != r);
+            self.check_release(lp);
+        }
+        Flow::Done
+    }
+
+    fn loop_has_work_or_chunk(&self, l: usize, ri: usize) -> bool {
+        let (next, end) = self.core.replicas[ri].chunk;
+        next < end || self.loop_has_work(l)
+    }
+
+    fn step_partition(&mut self, _t: ThreadId, p: u32) -> Flow {
+        let pi = p as usize;
+        let lp = self.core.partitions[pi].lp;
+        let l = lp as usize;
+        let (next, end) = self.core.partitions[pi].chunk;
+        if next < end {
+            self.core.partitions[pi].chunk.0 = next + 1;
+            return Flow::Push(Frame::Item(self.core.loops[l].first_item + next as ItemId));
+        }
+        let lpr = &mut self.core.loops[l];
+        if lpr.next_index < lpr.count {
+            let part = &mut self.core.partitions[pi];
+            // Each chunk size is used for 8 chunks, then doubled.
+            let size = (1u64 << (part.grabs / 8).min(7)).min(MAX_CHUNK);
+            part.grabs += 1;
+            let take = size.min(lpr.count - lpr.next_index);
+            part.chunk = (lpr.next_index + 1, lpr.next_index + take);
+            let item = lpr.first_item + lpr.next_index as ItemId;
+            lpr.next_index += take;
+            return Flow::Push(Frame::Item(item));
+        }
+        self.core.loops[l].outstanding -= 1;
+        self.check_release(lp);
+        Flow::Done
+    }
+
+    fn spawn_async_worker(&mut self, lp: u32) {
+        let w = self.core.async_workers.len() as u32;
+        self.core.async_workers.push(AsyncWorker {
+            lp,
+            took_first: false,
+        });
+        let l = &mut self.core.loops[lp as usize];
+        l.outstanding += 1;
+        l.workers_started += 1;
+        self.core.enqueue_global(Work::AsyncWorker(w));
+        self.request_thread(RequestCause::Enqueue);
+    }
+
+    fn step_async_worker(&mut self, _t: ThreadId, w: u32) -> Flow {
+        let lp = self.core.async_workers[w as usize].lp;
+        let l = lp as usize;
+        if self.core.loops[l].next_index >= self.core.loops[l].count {
+            self.core.loops[l].outstanding -= 1;
+            self.check_release(lp);
+            return Flow::Done;
+        }
+        let index = self.core.loops[l].next_index;
+        self.core.loops[l].next_index += 1;
+        if !self.core.async_workers[w as usize].took_first {
+            self.core.async_workers[w as usize].took_first = true;
+            let lpr = &self.core.loops[l];
+            if lpr.workers_started < lpr.degree && lpr.next_index < lpr.count {
+                self.spawn_async_worker(lp);
+            }
+        }
+        let item = self.core.loops[l].first_item + index as ItemId;
+        self.core.item_owner[item as usize] = Owner::AsyncWorker(w);
+        Flow::Push(Frame::Item(item))
+    }
+
+    // ---- throttles -------------------------------------------------------
+
+    /// A task (or continuation) enters pair `p`'s queue; a processing item
+    /// is started if fewer than the limit are active.
+    pub(super) fn pair_push(&mut self, p: u32, work: Work, from: Option<ThreadId>) {
+        let pair = &mut self.core.pairs[p as usize];
+        pair.queue.push_back(work);
+        if pair.active < pair.limit {
+            pair.active += 1;
+            self.core.enqueue_from(from, Work::PairProcessor(p));
+            self.request_thread(RequestCause::Enqueue);
+        }
+    }
+
+    fn step_pair(&mut self, t: ThreadId, p: u32) -> Flow {
+        match self.core.pairs[p as usize].queue.pop_front() {
+            Some(Work::Item(item)) => Flow::Push(Frame::Item(item)),
+            Some(Work::Continuation(cont)) => {
+                let frames = self.core.continuations[cont as usize]
+                    .take()
+                    .unwrap_or_default();
+                let th = self.core.th(t);
+                let Some((&top, rest)) = frames.split_last() else {
+                    return Flow::Suspended;
+                };
+                th.frames.extend_from_slice(rest);
+                Flow::Push(top)
+            }
+            Some(_) | None => {
+                self.core.pairs[p as usize].active -= 1;
+                Flow::Done
+            }
+        }
+    }
+
+    fn step_submitter(&mut self, t: ThreadId, g: u32) -> Flow {
+        let group = &self.core.scenario.groups[g as usize];
+        if group.submit.one_call() {
+            if self.core.groups[g as usize].call.is_some() {
+                return Flow::Done;
+            }
+            let lp = self.start_call(g);
+            return Flow::Push(Frame::Caller(lp));
+        }
+        self.core.phase(t, Phase::Internal, None);
+        match self.submit_due(g, Some(t)) {
+            None => Flow::Done,
+            Some(next) => {
+                let th = self.core.th(t);
+                th.activity = Activity::SubmitterPause;
+                let generation = th.generation;
+                self.core
+                    .schedule(next, super::EventKind::StepDone(t, generation));
+                Flow::Pending
+            }
+        }
+    }
+}
