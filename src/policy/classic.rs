@@ -28,88 +28,14 @@
 //! - An idle worker exits after `idle_timeout`; the goal then drops to
 //!   max(min, min(goal, active threads)).
 
-use rand::RngExt;
-
 use crate::engine::rng;
-use crate::policy::config::{GateConfig, PolicyConfig};
+use crate::policy::config::PolicyConfig;
+use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ThreadId, ThreadReason};
-
-/// Wake-up tag of the gate thread's tick.
-const GATE_TICK: u64 = 1;
-
-/// The gate thread's starvation rule, shared with the models built on the
-/// classic pool.
-#[derive(Debug)]
-pub struct GateThread {
-    config: GateConfig,
-    phase: SimDuration,
-    started: bool,
-    last_tick: SimTime,
-    last_tick_busy_ns: u128,
-    /// CPU utilisation over the last tick, percent.
-    pub cpu_utilization: u32,
-}
-
-impl GateThread {
-    pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
-        let period = config.period.as_nanos().max(1);
-        let phase = scenario.pool.gate_phase.unwrap_or_else(|| {
-            let mut rng = rng::stream(scenario.seed, stream_name);
-            SimDuration(rng.random_range(0..period))
-        });
-        GateThread {
-            config: config.clone(),
-            phase,
-            started: false,
-            last_tick: SimTime::ZERO,
-            last_tick_busy_ns: 0,
-            cpu_utilization: 0,
-        }
-    }
-
-    /// Starts ticking at the first thread request.
-    pub fn ensure_running(&mut self, pool: &mut dyn PoolControl, tag: u64) {
-        if !self.started {
-            self.started = true;
-            let now = pool.now();
-            self.last_tick = now;
-            self.last_tick_busy_ns = pool.cpu_busy_core_ns();
-            pool.wake_at(now + self.phase, tag);
-        }
-    }
-
-    /// Measures CPU utilisation since the previous tick and schedules the next.
-    pub fn tick(&mut self, pool: &mut dyn PoolControl, tag: u64) {
-        let now = pool.now();
-        let busy = pool.cpu_busy_core_ns();
-        let elapsed = u128::from(now.since(self.last_tick).as_nanos());
-        let capacity = elapsed * u128::from(pool.cores().max(1));
-        self.cpu_utilization = ((busy - self.last_tick_busy_ns) * 100)
-            .checked_div(capacity)
-            .map_or(0, |u| u.min(100) as u32);
-        self.last_tick = now;
-        self.last_tick_busy_ns = busy;
-        pool.wake_at(now + self.config.period, tag);
-    }
-
-    /// `SufficientDelaySinceLastDequeue`.
-    pub fn starved(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> bool {
-        let threshold = if self.cpu_utilization < self.config.cpu_busy_percent {
-            self.config.starvation_delay
-        } else {
-            self.config
-                .busy_delay_per_thread
-                .saturating_mul(u64::from(goal))
-        };
-        self.config
-            .comparison
-            .holds(now.since(last_dequeue), threshold)
-    }
-}
 
 /// When hill climbing samples: the completion-driven bookkeeping around
 /// [`HillClimbing::update`] (CoreCLR 3.1 `ShouldAdjustMaxWorkersActive` /
@@ -244,7 +170,7 @@ impl Policy for Classic {
     }
 
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
-        self.gate.ensure_running(pool, GATE_TICK);
+        self.gate.ensure_running(pool);
         self.maybe_add_working_worker(pool, ThreadReason::Demand);
     }
 
@@ -278,11 +204,13 @@ impl Policy for Classic {
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
-        if tag != GATE_TICK {
+        if !self.gate.is_tick(tag) {
             return;
         }
-        self.gate.tick(pool, GATE_TICK);
         let counts = pool.counts();
+        if !self.gate.tick(pool, counts.pending_requests > 0) {
+            return;
+        }
         if counts.pending_requests > 0
             && self.gate.starved(pool.now(), self.last_dequeue, self.goal)
             && counts.existing < self.max

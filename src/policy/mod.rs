@@ -10,7 +10,9 @@
 pub mod classic;
 pub mod config;
 pub mod file;
+pub mod gate;
 pub mod hill_climbing;
+pub mod portable;
 
 use crate::scenario::Scenario;
 use crate::time::SimTime;
@@ -137,22 +139,26 @@ pub trait Policy {
 pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
     match config.model {
         ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
+        ModelKind::Portable => Box::new(portable::Portable::new(config, scenario)),
         // Until their modules land, the other models run the classic rules.
-        ModelKind::Portable | ModelKind::Mono | ModelKind::Net20 | ModelKind::Dedicated => {
+        ModelKind::Mono | ModelKind::Net20 | ModelKind::Dedicated => {
             Box::new(classic::Classic::new(config, scenario))
         }
     }
 }
 
 /// Default and overridden thread limits: `SetMinThreads` clamps to at least
-/// 1, `SetMaxThreads` to at least min.
+/// 1 (and is ignored where the runtime ignores it), `SetMaxThreads` to at
+/// least min.
 pub fn thread_limits(config: &PolicyConfig, scenario: &Scenario) -> (u32, u32) {
     let cores = scenario.machine.cores;
-    let min = scenario
-        .pool
-        .min_threads
-        .unwrap_or_else(|| config.threads.min.resolve(cores))
-        .max(1);
+    let default_min = config.threads.min.resolve(cores);
+    let min = if config.threads.honours_set_min_threads {
+        scenario.pool.min_threads.unwrap_or(default_min)
+    } else {
+        default_min
+    }
+    .max(1);
     let max = scenario
         .pool
         .max_threads

@@ -1,0 +1,138 @@
+//! The gate thread (native pool) / monitor thread (Mono): a periodic check
+//! for starvation, shared by the models built on the classic pool.
+//!
+//! Read: dotnet/coreclr v3.1 `win32threadpool.cpp` (`GateThreadStart`,
+//! `SufficientDelaySinceLastDequeue`), dotnet/runtime
+//! `PortableThreadPool.GateThread.cs`, mono `threadpool-worker-default.c`
+//! (`monitor_thread`); see `docs/research/`.
+//!
+//! - It starts with the first thread request. Its first tick comes after
+//!   `first_tick` (native Linux: ~1000 ms, one period for an initial CPU
+//!   reading and one more; portable and Mono: 500 ms), or at a phase drawn
+//!   from the run's seed when the policy says the phase is unknown (a gate
+//!   thread started long before the workload), or at the scenario's
+//!   `gate_phase_ms`.
+//! - Each tick measures the process's CPU utilisation since the previous
+//!   tick; the next tick follows `period + drift` later (a gate thread that
+//!   sleeps after its work drifts; a periodic timer does not).
+//! - After `idle_ticks_before_stop` ticks with no thread request pending it
+//!   stops (native) or parks (portable); the next request restarts its
+//!   cadence from that moment.
+//! - Starvation (`SufficientDelaySinceLastDequeue`): the time since the
+//!   last dequeue exceeds `starvation_delay` while CPU utilisation is below
+//!   `cpu_busy_percent`, else `goal × busy_delay_per_thread`; `>` on CoreCLR,
+//!   `>=` on Mono.
+
+use rand::RngExt;
+
+use crate::engine::rng;
+use crate::policy::PoolControl;
+use crate::policy::config::{FirstTick, GateConfig};
+use crate::scenario::Scenario;
+use crate::time::{SimDuration, SimTime};
+
+/// Wake-up tags of the gate thread: `GATE_TAG | generation << 8`.
+pub const GATE_TAG: u64 = 1;
+
+#[derive(Debug)]
+pub struct GateThread {
+    config: GateConfig,
+    first_tick: SimDuration,
+    running: bool,
+    /// Invalidates ticks scheduled before a stop.
+    generation: u64,
+    idle_ticks: u32,
+    last_tick: SimTime,
+    last_tick_busy_ns: u128,
+    /// CPU utilisation over the last tick, percent.
+    pub cpu_utilization: u32,
+}
+
+impl GateThread {
+    pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
+        let period = config.period.as_nanos().max(1);
+        let first_tick = match (scenario.pool.gate_phase, config.first_tick) {
+            (Some(phase), _) => phase,
+            (None, FirstTick::After(d)) => d,
+            (None, FirstTick::Random) => {
+                let mut rng = rng::stream(scenario.seed, stream_name);
+                SimDuration(rng.random_range(0..period))
+            }
+        };
+        GateThread {
+            config: config.clone(),
+            first_tick,
+            running: false,
+            generation: 0,
+            idle_ticks: 0,
+            last_tick: SimTime::ZERO,
+            last_tick_busy_ns: 0,
+            cpu_utilization: 0,
+        }
+    }
+
+    fn tag(&self) -> u64 {
+        GATE_TAG | (self.generation << 8)
+    }
+
+    /// Whether `tag` is this gate thread's current tick.
+    pub fn is_tick(&self, tag: u64) -> bool {
+        self.running && tag == self.tag()
+    }
+
+    /// Starts (or restarts) ticking; called on every thread request.
+    pub fn ensure_running(&mut self, pool: &mut dyn PoolControl) {
+        self.idle_ticks = 0;
+        if self.running {
+            return;
+        }
+        self.running = true;
+        self.generation += 1;
+        let now = pool.now();
+        self.last_tick = now;
+        self.last_tick_busy_ns = pool.cpu_busy_core_ns();
+        pool.wake_at(now + self.first_tick, self.tag());
+    }
+
+    /// Measures CPU utilisation since the previous tick and schedules the
+    /// next one, or stops after enough idle ticks (`busy`: work or an
+    /// adjustment is pending). Returns whether the tick should check for
+    /// starvation.
+    pub fn tick(&mut self, pool: &mut dyn PoolControl, busy: bool) -> bool {
+        let now = pool.now();
+        let total = pool.cpu_busy_core_ns();
+        let elapsed = u128::from(now.since(self.last_tick).as_nanos());
+        let capacity = elapsed * u128::from(pool.cores().max(1));
+        self.cpu_utilization = ((total - self.last_tick_busy_ns) * 100)
+            .checked_div(capacity)
+            .map_or(0, |u| u.min(100) as u32);
+        self.last_tick = now;
+        self.last_tick_busy_ns = total;
+        if busy {
+            self.idle_ticks = 0;
+        } else {
+            self.idle_ticks += 1;
+        }
+        let limit = self.config.idle_ticks_before_stop;
+        if limit > 0 && self.idle_ticks >= limit {
+            self.running = false;
+            return false;
+        }
+        pool.wake_at(now + self.config.period + self.config.drift, self.tag());
+        true
+    }
+
+    /// `SufficientDelaySinceLastDequeue`.
+    pub fn starved(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> bool {
+        let threshold = if self.cpu_utilization < self.config.cpu_busy_percent {
+            self.config.starvation_delay
+        } else {
+            self.config
+                .busy_delay_per_thread
+                .saturating_mul(u64::from(goal))
+        };
+        self.config
+            .comparison
+            .holds(now.since(last_dequeue), threshold)
+    }
+}

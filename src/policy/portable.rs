@@ -1,0 +1,322 @@
+//! The .NET 6+ managed ("portable") thread pool.
+//!
+//! Read: dotnet/runtime `src/libraries/System.Private.CoreLib/src/System/
+//! Threading/PortableThreadPool*.cs` (.NET 6–8), summarised with the
+//! details in `docs/research/portable-pool-and-timers.md`.
+//!
+//! The classic rules with the portable pool's counts — a goal
+//! (`NumThreadsGoal`) compared with threads processing work
+//! (`NumProcessingWork`); a request adds a worker only while processing <
+//! goal; the gate thread (first check 500 ms after it starts, parks after
+//! two idle ticks) raises the goal to processing + 1 on starvation (strict
+//! `>` against 500 ms, or goal × 1000 ms with the CPU busy); hill climbing
+//! on completions while processing ≤ goal; a worker that completes an item
+//! with processing > goal goes back to waiting — plus **cooperative
+//! blocking** (new in .NET 6, `PortableThreadPool.Blocking.cs`):
+//! - a pool thread blocking in `Task.Wait`/`.Result` counts as blocked;
+//!   the target is `min(min + blocked, max)`;
+//! - the gate thread raises the goal toward the target: at once up to
+//!   `noDelayCap = min + ThreadsToAddWithoutDelay` (or the threads that
+//!   exist, if more), then one thread per delay of
+//!   `min((1 + (goal − noDelayCap) / ThreadsPerDelayStep) × DelayStepMs,
+//!   MaxDelayMs)`;
+//! - when blocked threads unblock, the goal drops by what blocking added;
+//! - while an adjustment is pending, starvation injection and hill climbing
+//!   are skipped. `Thread.Sleep` and other waits do not count.
+
+use crate::policy::classic::HillClimbingSampler;
+use crate::policy::config::{BlockingConfig, PolicyConfig};
+use crate::policy::gate::GateThread;
+use crate::policy::hill_climbing::Transition;
+use crate::policy::{BlockKind, Policy, PoolControl, RequestCause, thread_limits};
+use crate::scenario::Scenario;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{ThreadId, ThreadReason};
+
+/// Wake-up tag of a cooperative-blocking adjustment (`| generation << 8`).
+const BLOCKING_TAG: u64 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    None,
+    WithDelayIfNecessary,
+    Immediately,
+}
+
+#[derive(Debug)]
+pub struct Portable {
+    name: String,
+    min: u32,
+    max: u32,
+    goal: u32,
+    last_dequeue: SimTime,
+    gate: GateThread,
+    hill_climbing: HillClimbingSampler,
+    blocking: Option<BlockingConfig>,
+    cores: u32,
+    blocked: u32,
+    added_by_blocking: u32,
+    pending: Pending,
+    /// Invalidates a scheduled adjustment when a new one is scheduled.
+    adjustment_generation: u64,
+    adjustment_scheduled: bool,
+    /// When blocking last raised the goal.
+    last_increase: SimTime,
+}
+
+impl Portable {
+    pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Portable {
+        let (min, max) = thread_limits(config, scenario);
+        Portable {
+            name: config.name.clone(),
+            min,
+            max,
+            goal: min,
+            last_dequeue: SimTime::ZERO,
+            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
+            blocking: config.blocking.clone().filter(|b| b.enabled),
+            cores: scenario.machine.cores,
+            blocked: 0,
+            added_by_blocking: 0,
+            pending: Pending::None,
+            adjustment_generation: 0,
+            adjustment_scheduled: false,
+            last_increase: SimTime::ZERO,
+        }
+    }
+
+    fn target(&self) -> u32 {
+        if self.blocked == 0 {
+            self.min
+        } else {
+            self.min.saturating_add(self.blocked).min(self.max)
+        }
+    }
+
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+        let goal = goal.clamp(self.min.min(self.max), self.max);
+        if goal != self.goal {
+            self.goal = goal;
+            pool.goal_changed(goal, reason);
+        }
+    }
+
+    /// `MaybeAddWorkingWorker`: wake or create one thread while processing < goal.
+    fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
+        if pool.counts().working < self.goal {
+            pool.add_worker(reason);
+        }
+    }
+
+    fn schedule_adjustment(&mut self, pool: &mut dyn PoolControl, after: SimDuration) {
+        self.adjustment_generation += 1;
+        self.adjustment_scheduled = true;
+        pool.wake_at(
+            pool.now() + after,
+            BLOCKING_TAG | (self.adjustment_generation << 8),
+        );
+    }
+
+    /// The delay before the goal may grow past `goal` (beyond the no-delay cap).
+    fn delay_after(&self, cfg: &BlockingConfig, goal: u32, no_delay_cap: u32) -> SimDuration {
+        let per_step = cfg
+            .threads_per_delay_step_per_core
+            .saturating_mul(self.cores)
+            .max(1);
+        let steps = 1 + goal.saturating_sub(no_delay_cap) / per_step;
+        cfg.delay_step
+            .saturating_mul(u64::from(steps))
+            .min(cfg.max_delay)
+    }
+
+    /// `PerformBlockingAdjustment` on the gate thread. Up to the no-delay
+    /// cap the goal jumps to the target at once; beyond it, each increase
+    /// waits `delay_after(goal)` since the previous one (measured on .NET 8,
+    /// 2 cores: threads at 28, 53, 104, 154, 230, 305, 406 ms).
+    fn perform_blocking_adjustment(&mut self, pool: &mut dyn PoolControl) {
+        let Some(cfg) = self.blocking.clone() else {
+            return;
+        };
+        self.pending = Pending::None;
+        let target = self.target();
+        if self.goal == target {
+            return;
+        }
+        if self.goal > target {
+            let drop = (self.goal - target).min(self.added_by_blocking);
+            if drop > 0 {
+                self.added_by_blocking -= drop;
+                let goal = self.goal - drop;
+                self.set_goal(pool, goal, "cooperative-blocking");
+                self.hill_climbing
+                    .climber
+                    .force_change(self.goal, Transition::CooperativeBlocking);
+            }
+            return;
+        }
+        let now = pool.now();
+        let without_delay = cfg
+            .threads_to_add_without_delay_per_core
+            .saturating_mul(self.cores);
+        let no_delay_cap = self.min.saturating_add(without_delay).min(self.max);
+        let existing = pool.counts().existing;
+        let ceiling = no_delay_cap.max(existing.min(self.max));
+        let old_goal = self.goal;
+        let new_goal = if self.goal < target.min(ceiling) {
+            target.min(ceiling)
+        } else if now.since(self.last_increase) >= self.delay_after(&cfg, self.goal, no_delay_cap) {
+            self.goal + 1
+        } else {
+            self.goal
+        };
+        if new_goal > old_goal {
+            self.last_increase = now;
+            self.added_by_blocking += new_goal - old_goal;
+            self.set_goal(pool, new_goal, "cooperative-blocking");
+            self.hill_climbing
+                .climber
+                .force_change(self.goal, Transition::CooperativeBlocking);
+            let counts = pool.counts();
+            if counts.working >= old_goal && counts.pending_requests > 0 {
+                self.maybe_add_working_worker(pool, ThreadReason::CooperativeBlocking);
+            }
+        }
+        if self.goal < target {
+            self.pending = Pending::WithDelayIfNecessary;
+            let due = self.last_increase + self.delay_after(&cfg, self.goal, no_delay_cap);
+            let wait = due.since(now);
+            self.schedule_adjustment(pool, wait);
+        }
+    }
+}
+
+impl Policy for Portable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn min_threads(&self) -> u32 {
+        self.min
+    }
+    fn max_threads(&self) -> u32 {
+        self.max
+    }
+    fn goal(&self) -> Option<u32> {
+        Some(self.goal)
+    }
+    fn retire_on_stop(&self) -> bool {
+        false
+    }
+
+    fn start(&mut self, pool: &mut dyn PoolControl) {
+        pool.goal_changed(self.goal, "min-threads");
+    }
+
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
+        self.maybe_add_working_worker(pool, ThreadReason::Demand);
+        self.gate.ensure_running(pool);
+    }
+
+    fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+        self.last_dequeue = pool.now();
+    }
+
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let now = pool.now();
+        self.last_dequeue = now;
+        let counts = pool.counts();
+        if self.pending == Pending::None
+            && let Some(new_goal) = self.hill_climbing.completed(
+                now,
+                self.goal,
+                counts.working,
+                self.gate.cpu_utilization,
+                (self.min, self.max),
+            )
+        {
+            let old = self.goal;
+            let reason = self.hill_climbing.climber.last_transition().name();
+            self.set_goal(pool, new_goal, reason);
+            if self.goal > old {
+                self.maybe_add_working_worker(pool, ThreadReason::HillClimbing);
+            }
+        }
+        // ShouldStopProcessingWorkNow.
+        pool.counts().working <= self.goal
+    }
+
+    fn thread_blocked(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId, kind: BlockKind) {
+        if kind != BlockKind::TaskWait || self.blocking.is_none() {
+            return;
+        }
+        self.blocked += 1;
+        if self.pending != Pending::WithDelayIfNecessary && self.goal < self.target() {
+            let was_none = self.pending == Pending::None;
+            self.pending = Pending::WithDelayIfNecessary;
+            if was_none {
+                // Wake the gate thread now.
+                self.schedule_adjustment(pool, SimDuration::ZERO);
+            }
+        }
+    }
+
+    fn thread_unblocked(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId, kind: BlockKind) {
+        if kind != BlockKind::TaskWait || self.blocking.is_none() {
+            return;
+        }
+        self.blocked = self.blocked.saturating_sub(1);
+        if self.pending != Pending::Immediately
+            && self.added_by_blocking > 0
+            && self.goal > self.target()
+        {
+            self.pending = Pending::Immediately;
+            self.schedule_adjustment(pool, SimDuration::ZERO);
+        }
+    }
+
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if tag & 0xff == BLOCKING_TAG {
+            if tag >> 8 == self.adjustment_generation && self.adjustment_scheduled {
+                self.adjustment_scheduled = false;
+                self.perform_blocking_adjustment(pool);
+            }
+            return;
+        }
+        if !self.gate.is_tick(tag) {
+            return;
+        }
+        let counts = pool.counts();
+        let busy = counts.pending_requests > 0 || self.pending != Pending::None;
+        if !self.gate.tick(pool, busy) {
+            return;
+        }
+        if self.pending == Pending::None
+            && counts.pending_requests > 0
+            && self.gate.starved(pool.now(), self.last_dequeue, self.goal)
+            && counts.working < self.max
+            && counts.working >= self.goal
+        {
+            let goal = counts.working + 1;
+            self.set_goal(pool, goal, "starvation");
+            self.hill_climbing
+                .climber
+                .force_change(self.goal, Transition::Starvation);
+            self.maybe_add_working_worker(pool, ThreadReason::Starvation);
+        }
+    }
+
+    fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let counts = pool.counts();
+        if counts.existing <= counts.working {
+            return false;
+        }
+        let remaining = counts.existing - 1;
+        let floor = self.min.max(self.target().min(self.goal));
+        let goal = remaining.min(self.goal).max(floor);
+        self.set_goal(pool, goal, "thread-timed-out");
+        self.hill_climbing
+            .climber
+            .force_change(self.goal, Transition::ThreadTimedOut);
+        true
+    }
+}
