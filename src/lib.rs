@@ -30,11 +30,13 @@
 //! assert!(summary.makespan_ms > 7000.0 && summary.makespan_ms < 8200.0);
 //! ```
 
+pub mod coordination;
 pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod output;
 pub mod policy;
+pub mod reproduce;
 pub mod scenario;
 pub mod time;
 pub mod trace;

@@ -1,6 +1,7 @@
 //! Command-line interface: flags are parsed and validated here, turned into
 //! library calls, and the results printed as tables or JSON.
 
+mod reproduce;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,9 @@ struct Cli {
 enum Command {
     /// Simulate a scenario and print per-item starts and a summary.
     Run(run::RunArgs),
+    /// Replay the seeds' published measurements and compare: published vs
+    /// simulated, error, pass/fail against REFERENCE.md's tolerance.
+    Reproduce(reproduce::ReproduceArgs),
     /// List the built-in policies and what each models.
     Policies,
 }
@@ -45,6 +49,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
         Command::Policies => {
             for p in poolsim::policy::file::builtin_policies() {
                 let aliases = if p.aliases.is_empty() {

@@ -9,9 +9,11 @@
 
 pub mod classic;
 pub mod config;
+pub mod dedicated;
 pub mod file;
 pub mod gate;
 pub mod hill_climbing;
+pub mod mono;
 pub mod portable;
 
 use crate::scenario::Scenario;
@@ -140,10 +142,10 @@ pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
     match config.model {
         ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
         ModelKind::Portable => Box::new(portable::Portable::new(config, scenario)),
-        // Until their modules land, the other models run the classic rules.
-        ModelKind::Mono | ModelKind::Net20 | ModelKind::Dedicated => {
-            Box::new(classic::Classic::new(config, scenario))
-        }
+        ModelKind::Mono => Box::new(mono::Mono::new(config, scenario)),
+        ModelKind::Dedicated => Box::new(dedicated::Dedicated::new(config, scenario)),
+        // Until its module lands, net20 runs the classic rules.
+        ModelKind::Net20 => Box::new(classic::Classic::new(config, scenario)),
     }
 }
 

@@ -1,0 +1,180 @@
+//! Mono 6.8's thread pool (`mono/metadata/threadpool-worker-default.c`).
+//!
+//! Read: mono/mono `threadpool-worker-default.c` and `threadpool.c`
+//! (2019–2020), summarised in `docs/research/mono-and-tpl.md`.
+//!
+//! The model:
+//! - min = cores × `MONO_THREADS_PER_CPU`; `SetMinThreads` is accepted but
+//!   changes nothing (the policy file says `honours_set_min_threads = false`);
+//!   the goal (`max_working`) starts at min.
+//! - A thread request unparks an idle worker if there is one; otherwise it
+//!   creates a thread if working threads (not counting those still
+//!   starting) are below the goal and fewer than `max_creations_per_second`
+//!   were created in the current calendar second.
+//! - The monitor thread ticks every 500 ms from the first request. Its
+//!   "last dequeue" is really the last completion (0 until one happens), so
+//!   the first tick of a burst always injects. If requests are pending and
+//!   `now ≥ last + (cpu < 80 % ? 500 : goal × 1000)` (note `≥`), the goal
+//!   grows by one and up to `inject_tries` unpark-or-create attempts follow.
+//!   It exits after `idle_ticks_before_stop` ticks with nothing pending.
+//! - Hill climbing runs on completions with CoreCLR's algorithm; a raised
+//!   goal takes effect at the next request or monitor round. Mono's port
+//!   has arithmetic slips (sample duration in ms, a drifting noise average)
+//!   that this model does not reproduce yet.
+//! - A worker that completes an item while working > goal parks.
+
+use crate::policy::classic::HillClimbingSampler;
+use crate::policy::config::PolicyConfig;
+use crate::policy::gate::GateThread;
+use crate::policy::hill_climbing::Transition;
+use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
+use crate::scenario::Scenario;
+use crate::time::SimTime;
+use crate::trace::{ThreadId, ThreadReason};
+
+#[derive(Debug)]
+pub struct Mono {
+    name: String,
+    min: u32,
+    max: u32,
+    goal: u32,
+    last_completion: SimTime,
+    gate: GateThread,
+    hill_climbing: HillClimbingSampler,
+    max_creations_per_second: u32,
+    inject_tries: u32,
+    creation_second: u64,
+    created_this_second: u32,
+}
+
+impl Mono {
+    pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Mono {
+        let (min, max) = thread_limits(config, scenario);
+        let per_cpu = config.mono.as_ref().map_or(1, |m| m.threads_per_cpu.max(1));
+        let min = min.saturating_mul(per_cpu).min(max.max(1));
+        let max = max.max(min);
+        Mono {
+            name: config.name.clone(),
+            min,
+            max,
+            goal: min,
+            last_completion: SimTime::ZERO,
+            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
+            max_creations_per_second: config
+                .mono
+                .as_ref()
+                .map_or(10, |m| m.max_creations_per_second),
+            inject_tries: config.mono.as_ref().map_or(5, |m| m.inject_tries),
+            creation_second: u64::MAX,
+            created_this_second: 0,
+        }
+    }
+
+    /// `worker_try_unpark` then `worker_try_create`.
+    fn unpark_or_create(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) -> bool {
+        let counts = pool.counts();
+        if counts.idle > 0 {
+            return pool.add_worker(reason);
+        }
+        if counts.working - counts.starting >= self.goal || counts.existing >= self.max {
+            return false;
+        }
+        let second = pool.now().as_nanos() / 1_000_000_000;
+        if second != self.creation_second {
+            self.creation_second = second;
+            self.created_this_second = 0;
+        }
+        if self.created_this_second >= self.max_creations_per_second {
+            return false;
+        }
+        self.created_this_second += 1;
+        pool.add_worker(reason)
+    }
+
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+        let goal = goal.clamp(self.min, self.max);
+        if goal != self.goal {
+            self.goal = goal;
+            pool.goal_changed(goal, reason);
+        }
+    }
+}
+
+impl Policy for Mono {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn min_threads(&self) -> u32 {
+        self.min
+    }
+    fn max_threads(&self) -> u32 {
+        self.max
+    }
+    fn goal(&self) -> Option<u32> {
+        Some(self.goal)
+    }
+    fn retire_on_stop(&self) -> bool {
+        false
+    }
+
+    fn start(&mut self, pool: &mut dyn PoolControl) {
+        pool.goal_changed(self.goal, "min-threads");
+    }
+
+    fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
+        self.gate.ensure_running(pool);
+        self.unpark_or_create(pool, ThreadReason::Demand);
+    }
+
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let now = pool.now();
+        self.last_completion = now;
+        let counts = pool.counts();
+        if let Some(new_goal) = self.hill_climbing.completed(
+            now,
+            self.goal,
+            counts.existing,
+            self.gate.cpu_utilization,
+            (self.min, self.max),
+        ) {
+            let reason = self.hill_climbing.climber.last_transition().name();
+            self.set_goal(pool, new_goal, reason);
+        }
+        pool.counts().working <= self.goal
+    }
+
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if !self.gate.is_tick(tag) {
+            return;
+        }
+        let counts = pool.counts();
+        if !self.gate.tick(pool, counts.pending_requests > 0) {
+            return;
+        }
+        if counts.pending_requests > 0
+            && self
+                .gate
+                .starved(pool.now(), self.last_completion, self.goal)
+            && self.goal < self.max
+        {
+            let goal = self.goal + 1;
+            self.set_goal(pool, goal, "starvation");
+            self.hill_climbing
+                .climber
+                .force_change(self.goal, Transition::Starvation);
+            for _ in 0..self.inject_tries {
+                if self.unpark_or_create(pool, ThreadReason::Starvation) {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+        let remaining = pool.counts().existing.saturating_sub(1);
+        let goal = remaining.min(self.goal).max(self.min);
+        self.set_goal(pool, goal, "thread-timed-out");
+        true
+    }
+}
