@@ -204,6 +204,14 @@ impl LoadError {
     pub fn help(&self) -> Option<&str> {
         self.first.help.as_deref()
     }
+
+    /// This error's diagnostics, then `other`'s (another file's errors that
+    /// explain this one, as a wrapping policy's base that does not load).
+    pub fn followed_by(mut self, other: LoadError) -> LoadError {
+        self.more.push(*other.first);
+        self.more.extend(other.more);
+        self
+    }
 }
 
 impl From<Diagnostic> for LoadError {

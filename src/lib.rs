@@ -30,12 +30,14 @@
 //! assert!(summary.makespan_ms > 7000.0 && summary.makespan_ms < 8200.0);
 //! ```
 
+pub mod chrome;
 pub mod coordination;
 pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod output;
 pub mod policy;
+pub mod render;
 pub mod reproduce;
 pub mod scenario;
 pub mod time;

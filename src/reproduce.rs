@@ -74,6 +74,12 @@ struct Spec {
     check: Check,
 }
 
+/// A compiled-in scenario: (path, text).
+type ScenarioFile = (&'static str, &'static str);
+
+/// One published benchmark point: (count, mean ns, allocated bytes).
+type OverheadPoint = (u64, f64, f64);
+
 macro_rules! scenario_file {
     ($name:literal) => {
         (
@@ -151,7 +157,7 @@ fn specs() -> Vec<Spec> {
             makespan_tolerance: 0.05,
         },
     });
-    let seed003: [(&str, (&'static str, &'static str), f64, bool, &'static str); 6] = [
+    let seed003: [(&str, ScenarioFile, f64, bool, &'static str); 6] = [
         (
             "sync, unthrottled, cold",
             scenario_file!("seed-003-sync-unthrottled.toml"),
@@ -248,7 +254,7 @@ fn specs() -> Vec<Spec> {
             published: "the delay disappears",
         },
     });
-    let new_threads: [(&str, (&'static str, &'static str), &'static str); 3] = [
+    let new_threads: [(&str, ScenarioFile, &'static str); 3] = [
         (
             "new Thread: 10 x Sleep(500), tight loop",
             scenario_file!("seed-004-new-thread-tight-loop.toml"),
@@ -471,7 +477,7 @@ fn judge(
 
 /// Seed 002's rows: the coordination-overhead model against the benchmark.
 fn overhead_rows() -> Vec<Row> {
-    let published: [(Submit, &str, [(u64, f64, f64); 5]); 2] = [
+    let published: [(Submit, &str, [OverheadPoint; 5]); 2] = [
         (
             Submit::WhenAll,
             "Task.WhenAll (started tasks)",

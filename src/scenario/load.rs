@@ -13,20 +13,80 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::error::{Diagnostic, LoadError, Problem, Report, choose, line_col};
+use crate::policy::file::THROTTLE_KINDS;
 use crate::scenario::model::{
     Arrival, Group, MAX_CORES, MAX_ITEMS, MAX_STEPS, MAX_THREADS_LIMIT, Machine, Origin,
-    PoolSettings, Probe, Scenario, Step, Submit,
+    PoolSettings, Probe, Scenario, Step, Submit, Throttle,
 };
 use crate::scenario::raw::{
-    Number, RawArrival, RawGroup, RawPool, RawScenario, RawStep, RawStepTable, TimeUnit,
+    Number, RawArrival, RawGroup, RawPool, RawScenario, RawStep, RawStepTable, RawThrottle,
+    TimeUnit,
 };
 use crate::time::SimDuration;
 
-/// `submit = ...` values; a new submission mode is one line here.
-const SUBMIT_MODES: &[(&str, Submit)] = &[
-    ("task-run", Submit::TaskRun),
-    ("queue-user-work-item", Submit::QueueUserWorkItem),
+/// Every `submit = ...` shape, in the order messages list them (the names
+/// are [`Submit::name`]); a new submission shape is one line here.
+const SUBMITS: &[Submit] = &[
+    Submit::TaskRun,
+    Submit::QueueUserWorkItem,
+    Submit::WhenAll,
+    Submit::NewThread,
+    Submit::ParallelInvoke,
+    Submit::ParallelFor,
+    Submit::ParallelForEach,
+    Submit::Plinq,
+    Submit::ParallelForEachAsync,
 ];
+
+/// The .NET call a shape stands for, in messages.
+fn api_name(submit: Submit) -> &'static str {
+    match submit {
+        Submit::TaskRun => "Task.Run",
+        Submit::QueueUserWorkItem => "ThreadPool.QueueUserWorkItem",
+        Submit::WhenAll => "Task.WhenAll",
+        Submit::NewThread => "new Thread(...).Start()",
+        Submit::ParallelInvoke => "Parallel.Invoke",
+        Submit::ParallelFor => "Parallel.For",
+        Submit::ParallelForEach => "Parallel.ForEach",
+        Submit::Plinq => "PLINQ",
+        Submit::ParallelForEachAsync => "Parallel.ForEachAsync",
+    }
+}
+
+/// What a synchronous shape calls its bodies, in messages.
+fn bodies_of(submit: Submit) -> String {
+    match submit {
+        Submit::ParallelInvoke => "Parallel.Invoke actions".to_string(),
+        Submit::Plinq => "PLINQ Select bodies".to_string(),
+        other => format!("{} bodies", api_name(other)),
+    }
+}
+
+/// Shapes a group `throttle` can go on: those whose items are tasks or
+/// work items we model the scheduling of.
+fn takes_throttle(submit: Submit) -> bool {
+    matches!(
+        submit,
+        Submit::TaskRun
+            | Submit::QueueUserWorkItem
+            | Submit::WhenAll
+            | Submit::ParallelForEachAsync
+    )
+}
+
+/// `"a", "b" and "c"` of the shapes that pass `keep`.
+fn shape_list(keep: impl Fn(Submit) -> bool) -> String {
+    let names: Vec<String> = SUBMITS
+        .iter()
+        .filter(|s| keep(**s))
+        .map(|s| format!("`{}`", s.name()))
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
 
 /// `from = ...` values.
 const ORIGINS: &[(&str, Origin)] = &[("main", Origin::Main), ("pool", Origin::Pool)];
@@ -304,15 +364,15 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
             })
         }),
     };
-    let submit = raw
-        .submit
-        .as_ref()
-        .and_then(|s| {
-            r.check(s, &format!("{path}.submit"), |s| {
-                choose(s, SUBMIT_MODES, "submission mode")
-            })
-        })
-        .unwrap_or(Submit::TaskRun);
+    // `None`: the value was refused (the shape rules below are then skipped).
+    let shape = match &raw.submit {
+        None => Some(Submit::TaskRun),
+        Some(s) => r.check(s, &format!("{path}.submit"), |s| {
+            let modes: Vec<(&str, Submit)> = SUBMITS.iter().map(|m| (m.name(), *m)).collect();
+            choose(s, &modes, "submission mode")
+        }),
+    };
+    let submit = shape.unwrap_or(Submit::TaskRun);
     let from = raw
         .from
         .as_ref()
@@ -335,6 +395,10 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
         }
         Some(b) => build_body(&format!("{path}.body"), b, r),
     };
+    let (max_degree, throttle) = match shape {
+        Some(shape) => check_shape(&path, shape, raw, r),
+        None => (None, None),
+    };
     Group {
         name,
         count: count.map_or(1, |c| c.unsigned_abs()),
@@ -342,9 +406,160 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
         from,
         arrival,
         body,
-        max_degree: None,
-        throttle: None,
+        max_degree,
+        throttle,
     }
+}
+
+/// The rules of a submission shape: synchronous bodies, one-call arrivals,
+/// `max_degree` and `throttle`. Returns those two, checked.
+fn check_shape(
+    path: &str,
+    shape: Submit,
+    raw: &RawGroup,
+    r: &mut Report<'_>,
+) -> (Option<u32>, Option<Throttle>) {
+    let name = shape.name();
+    if shape.synchronous_body()
+        && let Some(body) = &raw.body
+    {
+        for (j, step) in body.get_ref().iter().enumerate() {
+            let is_yield = |t: &RawStepTable| t.yield_.as_ref().is_some_and(|y| *y.get_ref());
+            let found = match step.get_ref() {
+                RawStep::Yield => Some("a `yield` step (await Task.Yield())"),
+                RawStep::Table(t) if t.await_ms.is_some() => {
+                    Some("an `await_ms` step (await Task.Delay)")
+                }
+                RawStep::Table(t) if is_yield(t) => Some("a `yield` step (await Task.Yield())"),
+                _ => None,
+            };
+            if let Some(what) = found {
+                r.error(
+                    step.span(),
+                    &format!("{path}.body[{j}]"),
+                    Problem::new(format!(
+                        "{} are synchronous: {what} cannot be in one (submit = \"{name}\")",
+                        bodies_of(shape)
+                    ))
+                    .help(
+                        "block the thread instead with { wait_ms = N } (Task.Delay(N).Wait()) or { sleep_ms = N }, or use submit = \"parallel-foreach-async\" for an async body",
+                    ),
+                );
+            }
+        }
+    }
+    if shape.one_call()
+        && let Some(a) = &raw.arrival
+        && a.get_ref().at_ms.is_none()
+    {
+        let kind = if a.get_ref().every_ms.is_some() {
+            Some("every_ms")
+        } else if a.get_ref().poisson_per_s.is_some() {
+            Some("poisson_per_s")
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            r.error(
+                a.span(),
+                &format!("{path}.arrival"),
+                Problem::new(format!(
+                    "`{name}` is one {} call over all `count` items: its arrival must be `at_ms`, found `{kind}`",
+                    api_name(shape)
+                ))
+                .help("write arrival = { at_ms = N }; for calls at several times, write one group per call"),
+            );
+        }
+    }
+    let max_degree = raw.max_degree.as_ref().and_then(|m| {
+        let key = format!("{path}.max_degree");
+        if shape.one_call() {
+            return r.check(m, &key, |n| {
+                n.integer_in(1, i64::from(MAX_THREADS_LIMIT))
+                    .map(|v| u32::try_from(v).unwrap_or(MAX_THREADS_LIMIT))
+            });
+        }
+        let help = if shape == Submit::NewThread {
+            "remove it: every item gets a thread of its own".to_string()
+        } else {
+            "to limit how many items run at once, use throttle = { kind = \"semaphore\", limit = N }"
+                .to_string()
+        };
+        r.error(
+            m.span(),
+            &key,
+            Problem::new(format!(
+                "`{name}` has no degree of parallelism: `max_degree` goes with {}",
+                shape_list(Submit::one_call)
+            ))
+            .help(help),
+        );
+        None
+    });
+    let throttle = raw.throttle.as_ref().and_then(|t| {
+        let key = format!("{path}.throttle");
+        if takes_throttle(shape) {
+            return build_throttle(&key, t, r);
+        }
+        let (why, help) = if shape == Submit::NewThread {
+            (
+                "its items are threads of their own, not work on a task scheduler".to_string(),
+                format!("a throttle goes on {}", shape_list(takes_throttle)),
+            )
+        } else {
+            (
+                format!(
+                    "{} does not go through a task scheduler that poolsim models",
+                    api_name(shape)
+                ),
+                format!(
+                    "use max_degree = N to limit its parallelism; a throttle goes on {}",
+                    shape_list(takes_throttle)
+                ),
+            )
+        };
+        r.error(
+            t.span(),
+            &key,
+            Problem::new(format!("a throttle cannot go on `{name}`: {why}")).help(help),
+        );
+        None
+    });
+    (max_degree, throttle)
+}
+
+/// `throttle = { kind = ..., limit = N }`.
+fn build_throttle(path: &str, t: &Spanned<RawThrottle>, r: &mut Report<'_>) -> Option<Throttle> {
+    let raw = t.get_ref();
+    let form = "write throttle = { kind = \"concurrent-exclusive\", limit = 4 } or { kind = \"semaphore\", limit = 4 }";
+    let kind = match &raw.kind {
+        None => {
+            r.error(
+                t.span(),
+                &format!("{path}.kind"),
+                Problem::new("missing key `kind`").help(form),
+            );
+            None
+        }
+        Some(k) => r.check(k, &format!("{path}.kind"), |s| {
+            choose(s, THROTTLE_KINDS, "throttle kind")
+        }),
+    };
+    let limit = match &raw.limit {
+        None => {
+            r.error(
+                t.span(),
+                &format!("{path}.limit"),
+                Problem::new("missing key `limit`").help(form),
+            );
+            None
+        }
+        Some(l) => r.check(l, &format!("{path}.limit"), thread_count),
+    };
+    Some(Throttle {
+        kind: kind?,
+        limit: limit?,
+    })
 }
 
 fn build_arrival(path: &str, a: &Spanned<RawArrival>, r: &mut Report<'_>) -> Arrival {
@@ -628,6 +843,7 @@ body = [ { sleep_ms = 4000 }, { cpu_ms = 5 }, "yield", { yield = true }, { spin_
 count = 2
 arrival = { poisson_per_s = 50 }
 body = [ { cpu_ms = 1 } ]
+throttle = { kind = "concurrent-exclusive", limit = 2 }
 [[probe]]
 every_ms = 500
 "#;
@@ -680,12 +896,54 @@ every_ms = 500
             }
         );
         assert_eq!(
+            g.throttle,
+            Some(Throttle {
+                kind: crate::policy::config::ThrottleKind::ConcurrentExclusive,
+                limit: 2
+            })
+        );
+        assert_eq!(
             s.probes,
             vec![Probe {
                 every: SimDuration::from_ms(500)
             }]
         );
         assert_eq!(s.item_count(), 12);
+    }
+
+    #[test]
+    fn every_submission_shape_loads_with_its_options() {
+        for shape in SUBMITS {
+            let degree = if shape.one_call() {
+                "max_degree = 3\n"
+            } else {
+                ""
+            };
+            let throttle = if takes_throttle(*shape) {
+                "throttle = { kind = \"semaphore\", limit = 2 }\n"
+            } else {
+                ""
+            };
+            let text = format!(
+                "[machine]\ncores = 2\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 4\nsubmit = \"{}\"\n{degree}{throttle}body = [ {{ cpu_ms = 1 }} ]\n",
+                shape.name()
+            );
+            let s = parse_scenario(&text, "s.toml").unwrap_or_else(|e| panic!("{e}"));
+            let g = &s.groups[0];
+            assert_eq!(g.submit, *shape);
+            assert_eq!(g.max_degree, shape.one_call().then_some(3));
+            assert_eq!(
+                g.throttle,
+                takes_throttle(*shape).then_some(Throttle {
+                    kind: crate::policy::config::ThrottleKind::Semaphore,
+                    limit: 2
+                })
+            );
+        }
+        // Without the keys: the API's defaults.
+        let s = parse_scenario(FULL, "x.toml").unwrap();
+        assert_eq!((s.groups[0].max_degree, s.groups[0].throttle), (None, None));
+        assert_eq!(s.groups[1].max_degree, None);
     }
 
     #[test]

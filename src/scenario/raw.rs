@@ -212,6 +212,19 @@ pub struct RawGroup {
     pub from: Option<Spanned<String>>,
     pub arrival: Option<Spanned<RawArrival>>,
     pub body: Option<Spanned<Vec<Spanned<RawStep>>>>,
+    pub max_degree: Option<Spanned<Number>>,
+    pub throttle: Option<Spanned<RawThrottle>>,
+}
+
+/// `throttle = { kind = "...", limit = N }` of a group.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table like { kind = \"semaphore\", limit = 4 }"
+)]
+pub struct RawThrottle {
+    pub kind: Option<Spanned<String>>,
+    pub limit: Option<Spanned<Number>>,
 }
 
 /// `arrival = { ... }`: exactly one of `at_ms`, `every_ms`, `poisson_per_s`;

@@ -4,5 +4,6 @@ mod cli;
 mod common;
 mod determinism;
 mod invariants;
+mod render;
 mod scenario_errors;
 mod seed_001;

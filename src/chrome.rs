@@ -1,0 +1,245 @@
+//! Chrome Trace Event Format output, for `chrome://tracing` and Perfetto.
+//!
+//! One process (pid 1) for the pool; one track per pool thread (tid =
+//! thread id + 1) named after the thread and why it was created; tid 0 is
+//! the main thread, which waits on the responsiveness probes. Item phases
+//! are complete events (`"ph":"X"`), thread creations and probes instant
+//! events (`"ph":"i"`), thread counts and queue length counters
+//! (`"ph":"C"`). Times are microseconds since the start of the run.
+//! Format: <https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU>.
+//! The output is built from the same [`Timeline`] the charts use, in a fixed
+//! order, so the same run gives the same bytes.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::render::Timeline;
+use crate::time::{NANOS_PER_US, SimTime};
+use crate::trace::{Trace, TraceEvent};
+
+/// The process id every event uses.
+const PID: u32 = 1;
+/// The main thread's track.
+const MAIN_TID: u32 = 0;
+
+#[derive(Serialize)]
+struct Event<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'a str>,
+    ph: &'static str,
+    ts: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    pid: u32,
+    tid: u32,
+    /// Scope of an instant event: "t" thread, "p" process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    args: Value,
+}
+
+fn us(t: SimTime) -> f64 {
+    t.as_nanos() as f64 / NANOS_PER_US as f64
+}
+
+/// Appends events as a JSON array body, one per line.
+struct Writer {
+    out: Vec<u8>,
+    first: bool,
+}
+
+impl Writer {
+    fn push(&mut self, event: &Event<'_>) {
+        if !self.first {
+            self.out.extend_from_slice(b",\n");
+        }
+        self.first = false;
+        // Serializing plain structs and `Value`s into a Vec cannot fail.
+        serde_json::to_writer(&mut self.out, event).expect("serializing a trace event");
+    }
+}
+
+/// The run as Chrome trace JSON: an object with `traceEvents`,
+/// `displayTimeUnit` and `otherData` (scenario, policy, seed, cores).
+/// With detail `events` item phases are separate events; without, each
+/// item is one event.
+pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> String {
+    let timeline = Timeline::build(trace, events);
+    let mut w = Writer {
+        out: Vec::with_capacity(256 + timeline.segment_count() * 160),
+        first: true,
+    };
+    let other = json!({
+        "scenario": timeline.scenario,
+        "policy": timeline.policy,
+        "seed": timeline.seed,
+        "cores": timeline.cores,
+        "items": timeline.items,
+        "generator": "poolsim",
+    });
+    w.out
+        .extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"otherData\":");
+    w.out.extend_from_slice(other.to_string().as_bytes());
+    w.out.extend_from_slice(b",\"traceEvents\":[\n");
+
+    // Metadata: names and order of the process and its threads.
+    let process = format!(
+        "poolsim: {} / {} (seed {})",
+        timeline.scenario, timeline.policy, timeline.seed
+    );
+    let meta = |w: &mut Writer, name: &str, tid: u32, args: Value| {
+        w.push(&Event {
+            name,
+            cat: None,
+            ph: "M",
+            ts: 0.0,
+            dur: None,
+            pid: PID,
+            tid,
+            s: None,
+            args,
+        })
+    };
+    meta(&mut w, "process_name", MAIN_TID, json!({ "name": process }));
+    meta(
+        &mut w,
+        "thread_name",
+        MAIN_TID,
+        json!({ "name": "main thread" }),
+    );
+    meta(
+        &mut w,
+        "thread_sort_index",
+        MAIN_TID,
+        json!({ "sort_index": 0 }),
+    );
+    for lane in &timeline.lanes {
+        let tid = lane.thread.saturating_add(1);
+        let name = format!("worker {} ({})", lane.thread, lane.reason.name());
+        meta(&mut w, "thread_name", tid, json!({ "name": name }));
+        meta(
+            &mut w,
+            "thread_sort_index",
+            tid,
+            json!({ "sort_index": tid }),
+        );
+    }
+
+    // Item phases and pool-internal work.
+    let mut name = String::new();
+    for lane in &timeline.lanes {
+        let tid = lane.thread.saturating_add(1);
+        for seg in &lane.segments {
+            let group = seg
+                .group
+                .and_then(|g| timeline.groups.get(g as usize))
+                .map(String::as_str);
+            name.clear();
+            match group {
+                Some(g) => {
+                    name.push_str(g);
+                    name.push_str(": ");
+                    name.push_str(seg.phase.name());
+                }
+                None => name.push_str(seg.phase.name()),
+            }
+            let args = match seg.item {
+                Some(item) => json!({ "item": item, "group": group, "phase": seg.phase.name() }),
+                None => json!({ "phase": seg.phase.name() }),
+            };
+            w.push(&Event {
+                name: &name,
+                cat: Some(seg.phase.name()),
+                ph: "X",
+                ts: us(seg.start),
+                dur: Some(us(seg.end) - us(seg.start)),
+                pid: PID,
+                tid,
+                s: None,
+                args,
+            });
+        }
+    }
+
+    // Thread creations, on the created thread's track.
+    for mark in &timeline.creations {
+        let name = format!("thread created ({})", mark.reason.name());
+        w.push(&Event {
+            name: &name,
+            cat: Some("thread"),
+            ph: "i",
+            ts: us(mark.at),
+            dur: None,
+            pid: PID,
+            tid: mark.thread.saturating_add(1),
+            s: Some("t"),
+            args: json!({ "thread": mark.thread, "reason": mark.reason.name() }),
+        });
+    }
+
+    // Counters.
+    for c in &timeline.threads {
+        let args = match c.goal {
+            Some(goal) => json!({ "existing": c.threads, "goal": goal }),
+            None => json!({ "existing": c.threads }),
+        };
+        w.push(&Event {
+            name: "threads",
+            cat: Some("counts"),
+            ph: "C",
+            ts: us(c.at),
+            dur: None,
+            pid: PID,
+            tid: MAIN_TID,
+            s: None,
+            args,
+        });
+    }
+    for q in &timeline.queue {
+        w.push(&Event {
+            name: "queue length",
+            cat: Some("counts"),
+            ph: "C",
+            ts: us(q.at),
+            dur: None,
+            pid: PID,
+            tid: MAIN_TID,
+            s: None,
+            args: json!({ "queued": q.queued }),
+        });
+    }
+
+    // Probes: queued (instant, with the latency) and the main thread's wait.
+    for (i, p) in timeline.probes.iter().enumerate() {
+        let latency_ms = p.latency().map(|l| l.as_ms_f64());
+        w.push(&Event {
+            name: "probe queued",
+            cat: Some("probe"),
+            ph: "i",
+            ts: us(p.queued),
+            dur: None,
+            pid: PID,
+            tid: MAIN_TID,
+            s: Some("p"),
+            args: json!({ "probe": i, "latency_ms": latency_ms }),
+        });
+        if let Some(started) = p.started {
+            w.push(&Event {
+                name: "waiting for probe",
+                cat: Some("probe"),
+                ph: "X",
+                ts: us(p.queued),
+                dur: Some(us(started) - us(p.queued)),
+                pid: PID,
+                tid: MAIN_TID,
+                s: None,
+                args: json!({ "probe": i, "latency_ms": latency_ms }),
+            });
+        }
+    }
+    w.out.extend_from_slice(b"\n]}\n");
+    // Every piece written is JSON produced by serde_json or ASCII literals.
+    String::from_utf8(w.out).expect("JSON is UTF-8")
+}

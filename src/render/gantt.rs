@@ -1,0 +1,1290 @@
+//! Gantt charts of runs, as PNG or SVG: one panel per run, stacked on a
+//! shared time axis so policies can be compared at a glance.
+//!
+//! Each panel shows, top to bottom: a title (scenario, policy, seed and the
+//! headline numbers); a probe strip (each responsiveness probe as a bar from
+//! when the main thread queued it to when a pool thread ran it, green when
+//! fast, red when slow); one lane per pool thread with a bar per item
+//! segment coloured by group, the phase shown by the bar's style (CPU solid,
+//! spin hatched, `Thread.Sleep` pale and outlined, `Task.Wait` on a timer
+//! paler and greyer), a triangle where the thread was created coloured by
+//! why; and a small chart of existing threads, the policy's goal and the
+//! queue length. One legend at the bottom serves all panels.
+//!
+//! Scale: with more threads than the lanes area has room for (lanes under
+//! two pixels) threads are grouped into bands, and wherever segments are
+//! narrower than a couple of pixels they are merged per pixel column (see
+//! the `raster` module), so the drawing cost is bounded by the picture's
+//! size, not the number of items. The output is a pure function of the
+//! input: same timelines and options, same bytes.
+
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{Phase, ThreadReason};
+
+use super::RenderError;
+use super::axis::{format_duration, nice_ceiling, nice_step, time_ticks};
+use super::canvas::{Anchor, Canvas, Rgb, ensure_font, text_width};
+use super::raster::{Key, PHASES, Raster, phase_index};
+use super::style::{self, group_color, reason_color};
+use super::timeline::{SegmentSource, Timeline};
+
+/// Size and time range of a chart.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChartOptions {
+    /// Width in pixels (400 to 16384).
+    pub width: u32,
+    /// Height in pixels; `None` sizes the chart to its content: 24-pixel
+    /// lanes for up to 16 threads, 16 pixels a thread beyond, a panel's
+    /// lanes at most 720 pixels tall (480 with two panels, 360 with more).
+    /// With a height, the lanes of each panel share what the rest leaves.
+    pub height: Option<u32>,
+    /// The time shown; `None` is from 0 to the end of the longest run.
+    pub time_range: Option<(SimTime, SimTime)>,
+}
+
+impl Default for ChartOptions {
+    fn default() -> Self {
+        ChartOptions {
+            width: 1600,
+            height: None,
+            time_range: None,
+        }
+    }
+}
+
+/// Renders `timelines` (panel title, timeline) stacked vertically as a PNG.
+pub fn render_png(
+    timelines: &[(String, Timeline)],
+    opts: &ChartOptions,
+) -> Result<Vec<u8>, RenderError> {
+    compose(timelines, opts)?.to_png()
+}
+
+/// Renders `timelines` (panel title, timeline) stacked vertically as SVG.
+pub fn render_svg(
+    timelines: &[(String, Timeline)],
+    opts: &ChartOptions,
+) -> Result<String, RenderError> {
+    compose(timelines, opts)?.to_svg()
+}
+
+const MIN_WIDTH: u32 = 400;
+const MAX_SIDE: u32 = 16384;
+const MIN_HEIGHT: u32 = 200;
+/// At most this many pixels (the RGB buffer is three bytes a pixel).
+const MAX_PIXELS: u64 = 64 * 1024 * 1024;
+const LEFT: i32 = 64;
+const RIGHT: i32 = 76;
+const TOP: i32 = 10;
+const TITLE_H: i32 = 50;
+const PROBE_H: i32 = 16;
+const PROBE_GAP: i32 = 6;
+const COUNTS_GAP: i32 = 8;
+const COUNTS_H: i32 = 84;
+const AXIS_H: i32 = 30;
+const PANEL_GAP: i32 = 14;
+const LEGEND_ROW_H: i32 = 22;
+/// Auto height: pixels per thread lane (many threads), and the most a
+/// lane gets (few threads).
+const AUTO_ROW_H: i32 = 16;
+const MAX_ROW_H: i32 = 24;
+/// Below this lane height bars are drawn as occupancy, not shapes.
+const DETAILED_ROW_H: i32 = 6;
+/// Segments at least this many pixels wide are drawn as shapes.
+const WIDE_PX: f64 = 2.5;
+
+/// Vertical layout of one panel.
+#[derive(Clone, Copy, Debug)]
+struct PanelLayout {
+    top: i32,
+    probes_y: Option<i32>,
+    lanes_y: i32,
+    lanes_h: i32,
+    counts_y: i32,
+    bottom: i32,
+}
+
+/// The horizontal mapping from time to pixels.
+#[derive(Clone, Copy, Debug)]
+struct XScale {
+    left: i32,
+    width: i32,
+    t0: u64,
+    t1: u64,
+}
+
+impl XScale {
+    /// Pixels from the plot's left edge (may fall outside 0..width).
+    fn px(&self, t: SimTime) -> f64 {
+        (t.as_nanos() as f64 - self.t0 as f64) / (self.t1 - self.t0) as f64 * f64::from(self.width)
+    }
+    fn x(&self, t: SimTime) -> i32 {
+        self.left + self.px(t).round().clamp(-1.0, f64::from(self.width) + 1.0) as i32
+    }
+    /// The instant where column `c` begins.
+    fn column_start(&self, c: usize) -> u64 {
+        let span = u128::from(self.t1 - self.t0);
+        self.t0 + (span * c as u128 / self.width as u128) as u64
+    }
+}
+
+fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canvas, RenderError> {
+    ensure_font();
+    if timelines.is_empty() {
+        return Err(RenderError::Empty);
+    }
+    if !(MIN_WIDTH..=MAX_SIDE).contains(&opts.width) {
+        return Err(RenderError::Size(format!(
+            "width {} is outside {MIN_WIDTH}..={MAX_SIDE} pixels",
+            opts.width
+        )));
+    }
+    if let Some(h) = opts.height
+        && !(MIN_HEIGHT..=MAX_SIDE).contains(&h)
+    {
+        return Err(RenderError::Size(format!(
+            "height {h} is outside {MIN_HEIGHT}..={MAX_SIDE} pixels"
+        )));
+    }
+    let (t0, t1) = match opts.time_range {
+        Some((a, b)) => (a, b),
+        None => (
+            SimTime::ZERO,
+            timelines
+                .iter()
+                .map(|(_, t)| t.end)
+                .max()
+                .unwrap_or(SimTime::ZERO),
+        ),
+    };
+    let t1 = if t1 <= t0 {
+        t0 + SimDuration::from_ms(1)
+    } else {
+        t1
+    };
+    let width = opts.width as i32;
+    let x = XScale {
+        left: LEFT,
+        width: width - LEFT - RIGHT,
+        t0: t0.as_nanos(),
+        t1: t1.as_nanos(),
+    };
+    let legend = Legend::of(timelines, width, &x);
+    let layouts = layout_panels(timelines, opts, legend.height())?;
+    let height = match opts.height {
+        Some(h) => h,
+        None => (layouts.last().map_or(TOP, |l| l.bottom) + legend.height()) as u32,
+    };
+    if height > MAX_SIDE {
+        return Err(RenderError::Size(format!(
+            "the chart would be {height} pixels tall (at most {MAX_SIDE}); set a height"
+        )));
+    }
+    if u64::from(opts.width) * u64::from(height) > MAX_PIXELS {
+        return Err(RenderError::Size(format!(
+            "{} × {height} pixels is more than {MAX_PIXELS} pixels",
+            opts.width
+        )));
+    }
+    let mut canvas = Canvas::new(opts.width, height);
+    for (i, ((title, timeline), layout)) in timelines.iter().zip(&layouts).enumerate() {
+        if i > 0 {
+            let y = layout.top - PANEL_GAP / 2;
+            canvas.rect(8, y, width - 8, y + 1, style::FRAME);
+        }
+        draw_panel(&mut canvas, title, timeline, layout, &x, &legend);
+    }
+    let legend_y = layouts.last().map_or(TOP, |l| l.bottom);
+    legend.draw(&mut canvas, legend_y);
+    Ok(canvas)
+}
+
+/// Lanes area heights, then the vertical layout of every panel.
+fn layout_panels(
+    timelines: &[(String, Timeline)],
+    opts: &ChartOptions,
+    legend_h: i32,
+) -> Result<Vec<PanelLayout>, RenderError> {
+    let n = timelines.len() as i32;
+    let max_lanes_h = match n {
+        1 => 720,
+        2 => 480,
+        _ => 360,
+    };
+    let fixed = |t: &Timeline| {
+        TITLE_H
+            + if t.probes.is_empty() {
+                0
+            } else {
+                PROBE_H + PROBE_GAP
+            }
+            + COUNTS_GAP
+            + COUNTS_H
+            + AXIS_H
+            + PANEL_GAP
+    };
+    let auto: Vec<i32> = timelines
+        .iter()
+        .map(|(_, t)| {
+            let lanes = t.lanes.len().clamp(1, 100_000) as i32;
+            let row = if lanes <= 16 { MAX_ROW_H } else { AUTO_ROW_H };
+            (lanes * row).clamp(row, max_lanes_h)
+        })
+        .collect();
+    let lanes_h: Vec<i32> = match opts.height {
+        None => auto,
+        Some(h) => {
+            let fixed_total: i32 =
+                TOP + legend_h + timelines.iter().map(|(_, t)| fixed(t)).sum::<i32>();
+            let avail = h as i32 - fixed_total;
+            if avail < 8 * n {
+                return Err(RenderError::Size(format!(
+                    "height {h} leaves no room for the lanes of {n} panel(s); at least {} pixels are needed",
+                    fixed_total + 8 * n
+                )));
+            }
+            let total_auto: i64 = auto.iter().map(|&a| i64::from(a)).sum();
+            timelines
+                .iter()
+                .zip(&auto)
+                .map(|((_, t), &a)| {
+                    let share = (i64::from(avail) * i64::from(a) / total_auto.max(1)) as i32;
+                    let cap = (t.lanes.len().clamp(1, 100_000) as i32).saturating_mul(MAX_ROW_H);
+                    share.min(cap).max(8)
+                })
+                .collect()
+        }
+    };
+    let mut y = TOP;
+    let mut out = Vec::new();
+    for ((_, t), lanes_h) in timelines.iter().zip(lanes_h) {
+        let top = y;
+        let mut cursor = top + TITLE_H;
+        let probes_y = (!t.probes.is_empty()).then(|| {
+            let p = cursor;
+            cursor += PROBE_H + PROBE_GAP;
+            p
+        });
+        let lanes_y = cursor;
+        let counts_y = lanes_y + lanes_h + COUNTS_GAP;
+        let bottom = counts_y + COUNTS_H + AXIS_H + PANEL_GAP;
+        out.push(PanelLayout {
+            top,
+            probes_y,
+            lanes_y,
+            lanes_h,
+            counts_y,
+            bottom,
+        });
+        y = bottom;
+    }
+    Ok(out)
+}
+
+fn draw_panel(
+    canvas: &mut Canvas,
+    title: &str,
+    t: &Timeline,
+    layout: &PanelLayout,
+    x: &XScale,
+    legend: &Legend,
+) {
+    draw_title(canvas, title, t, layout);
+    let ticks = time_ticks(
+        SimTime(x.t0),
+        SimTime(x.t1),
+        (x.width / 110).max(2) as usize,
+    );
+    if let Some(py) = layout.probes_y {
+        draw_probes(canvas, t, py, x);
+    }
+    draw_lanes(canvas, t, layout, x, legend, &ticks.at);
+    draw_counts(canvas, t, layout.counts_y, x, &ticks.at);
+    // Time axis under the counts chart.
+    let axis_y = layout.counts_y + COUNTS_H;
+    for (at, label) in ticks.at.iter().zip(&ticks.labels) {
+        let px = x.x(SimTime(*at));
+        canvas.rect(px, axis_y, px + 1, axis_y + 4, style::MUTED);
+        canvas.text(
+            (px, axis_y + 6),
+            label.clone(),
+            12,
+            style::TEXT,
+            Anchor::CenterTop,
+        );
+    }
+    canvas.text(
+        (x.left + x.width + 8, axis_y + 6),
+        format!("time ({})", ticks.unit),
+        12,
+        style::MUTED,
+        Anchor::LeftTop,
+    );
+}
+
+fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayout) {
+    let title = if title.trim().is_empty() {
+        t.scenario.as_str()
+    } else {
+        title
+    };
+    canvas.bold_text(
+        (16, layout.top + 4),
+        title,
+        18,
+        style::TEXT,
+        Anchor::LeftTop,
+    );
+    let mut facts = vec![
+        format!("scenario: {}", t.scenario),
+        format!("policy: {}", t.policy),
+        format!("seed {}", t.seed),
+        format!("{} cores", t.cores),
+        format!("{} items", thousands(t.items as u64)),
+        format!("{} threads created", t.lanes.len()),
+        format!("peak {} threads", t.max_threads()),
+    ];
+    let busy = t.busy_until();
+    if busy > SimTime::ZERO {
+        facts.push(format!(
+            "last item ends at {}",
+            format_duration(busy.since(SimTime::ZERO))
+        ));
+    }
+    if let Some(lat) = t.max_probe_latency() {
+        facts.push(format!("probe latency max {}", format_duration(lat)));
+    }
+    // As many facts as fit the width, most important first.
+    let room = canvas.width as i32 - 32;
+    let mut line = String::new();
+    for f in facts {
+        let candidate = if line.is_empty() {
+            f
+        } else {
+            format!("{line}  ·  {f}")
+        };
+        if text_width(&candidate, 13, false) > room && !line.is_empty() {
+            continue;
+        }
+        line = candidate;
+    }
+    canvas.text(
+        (16, layout.top + 28),
+        line,
+        13,
+        style::MUTED,
+        Anchor::LeftTop,
+    );
+}
+
+/// `1234567` as "1,234,567".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Green for a quick probe, red for one that waited a second or more.
+fn probe_color(latency: SimDuration) -> Rgb {
+    let ms = latency.as_ms_f64().max(0.001);
+    let f = ((ms / 10.0).log10() / 2.0).clamp(0.0, 1.0) as f32;
+    style::PROBE_FAST.mix(style::PROBE_SLOW, f)
+}
+
+fn draw_probes(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale) {
+    canvas.text(
+        (x.left - 9, y + PROBE_H / 2),
+        "probes",
+        11,
+        style::MUTED,
+        Anchor::RightMiddle,
+    );
+    canvas.rect(
+        x.left,
+        y + PROBE_H / 2,
+        x.left + x.width,
+        y + PROBE_H / 2 + 1,
+        style::GRID,
+    );
+    let w = x.width as usize;
+    // Per pixel column: the longest latency of a probe waiting there.
+    let mut worst: Vec<Option<SimDuration>> = vec![None; w];
+    for p in &t.probes {
+        let end = p.started.unwrap_or(t.end);
+        if end.as_nanos() < x.t0 || p.queued.as_nanos() > x.t1 {
+            continue;
+        }
+        let lat = end.since(p.queued);
+        let a = x.px(p.queued).max(0.0);
+        let b = x.px(end).max(a + 1.0).min(w as f64);
+        let (ca, cb) = (a.floor() as usize, (b.ceil() as usize).min(w));
+        for cell in worst.iter_mut().take(cb).skip(ca) {
+            *cell = Some(cell.map_or(lat, |l| l.max(lat)));
+        }
+    }
+    let (yt, yb) = (y + 4, y + PROBE_H - 3);
+    let mut run: Option<(usize, Rgb)> = None;
+    for c in 0..=w {
+        let color = worst.get(c).copied().flatten().map(probe_color);
+        if let Some((start, rc)) = run
+            && color != Some(rc)
+        {
+            canvas.rect(x.left + start as i32, yt, x.left + c as i32, yb, rc);
+            run = None;
+        }
+        if let Some(col) = color
+            && run.is_none()
+        {
+            run = Some((c, col));
+        }
+    }
+    // Markers where each probe was queued, while they stay apart.
+    if t.probes.len() <= w / 8 {
+        for p in &t.probes {
+            if p.queued.as_nanos() < x.t0 || p.queued.as_nanos() > x.t1 {
+                continue;
+            }
+            let px = x.x(p.queued);
+            let lat = p.started.unwrap_or(t.end).since(p.queued);
+            canvas.polygon(
+                vec![(px - 4, y), (px + 4, y), (px, y + 6)],
+                probe_color(lat).mix(Rgb(0, 0, 0), 0.25),
+            );
+        }
+    }
+}
+
+/// How threads map to rows of the lanes area.
+#[derive(Clone, Copy, Debug)]
+struct Rows {
+    rows: usize,
+    /// Threads per row (1 unless banded).
+    per_row: usize,
+    top: i32,
+    height: i32,
+}
+
+impl Rows {
+    fn of(threads: usize, top: i32, height: i32) -> Rows {
+        let n = threads.max(1);
+        let per_row = if height as usize >= 2 * n {
+            1
+        } else {
+            (2 * n).div_ceil(height.max(1) as usize)
+        };
+        Rows {
+            rows: n.div_ceil(per_row),
+            per_row,
+            top,
+            height,
+        }
+    }
+    /// Pixel rows `[y0, y1)` of row `r`.
+    fn span(&self, r: usize) -> (i32, i32) {
+        let h = i64::from(self.height);
+        let n = self.rows as i64;
+        let y0 = self.top + (r as i64 * h / n) as i32;
+        let y1 = self.top + ((r as i64 + 1) * h / n) as i32;
+        (y0, y1)
+    }
+    fn row_height(&self) -> i32 {
+        self.height / self.rows.max(1) as i32
+    }
+}
+
+fn draw_lanes(
+    canvas: &mut Canvas,
+    t: &Timeline,
+    layout: &PanelLayout,
+    x: &XScale,
+    legend: &Legend,
+    ticks: &[u64],
+) {
+    let rows = Rows::of(t.lanes.len(), layout.lanes_y, layout.lanes_h);
+    let row_h = rows.row_height();
+    let detailed = rows.per_row == 1 && row_h >= DETAILED_ROW_H;
+    let (lx0, lx1) = (x.left, x.left + x.width);
+    let (ly0, ly1) = (layout.lanes_y, layout.lanes_y + layout.lanes_h);
+    let w = x.width as usize;
+    let group_colors: Vec<Rgb> = (0..t.groups.len() as u32)
+        .map(|g| legend.group_color(t, g))
+        .collect();
+    let base_of = |group: Option<u32>| -> Rgb {
+        group.map_or(style::INTERNAL, |g| {
+            group_colors
+                .get(g as usize)
+                .copied()
+                .unwrap_or_else(|| group_color(g as usize))
+        })
+    };
+    let color_of = |key: Key| -> Rgb {
+        let base = base_of(key.group());
+        let fill = style::dense_fill(base, key.phase());
+        if key.alternate() {
+            fill.mix(Rgb(0, 0, 0), 0.1)
+        } else {
+            fill
+        }
+    };
+    let grid = |canvas: &mut Canvas| {
+        for &at in ticks {
+            let px = x.x(SimTime(at));
+            canvas.rect(px, ly0, px + 1, ly1, style::GRID);
+        }
+    };
+    if !detailed {
+        grid(canvas);
+    }
+    // Occupancy: lifetimes, and every segment too thin to be a shape.
+    let mut raster = Raster::new(rows.rows, w);
+    let mut wide: Vec<(usize, usize)> = Vec::new(); // (lane, segment)
+    for (li, lane) in t.lanes.iter().enumerate() {
+        let row = li / rows.per_row;
+        let until = lane.exited.unwrap_or(t.end);
+        raster.add_alive(row, x.px(lane.created), x.px(until));
+        for (si, seg) in lane.segments.iter().enumerate() {
+            let (a, b) = (x.px(seg.start), x.px(seg.end));
+            if b <= 0.0 || a >= w as f64 {
+                continue;
+            }
+            if detailed && b - a >= WIDE_PX {
+                wide.push((li, si));
+            } else {
+                let alternate = seg.item.is_some_and(|i| i % 2 == 1);
+                raster.add_busy(row, a, b, Key::new(seg.group, seg.phase, alternate));
+            }
+        }
+    }
+    for r in 0..rows.rows {
+        let (y0, y1) = rows.span(r);
+        let in_row = if r + 1 == rows.rows {
+            t.lanes.len().max(1) - r * rows.per_row
+        } else {
+            rows.per_row
+        };
+        let (by0, by1) = bar_span(y0, y1);
+        for (c0, c1, color) in raster.runs(r, in_row, style::ALIVE, color_of) {
+            canvas.rect(lx0 + c0 as i32, by0, lx0 + c1 as i32, by1, color);
+        }
+    }
+    if detailed {
+        grid(canvas);
+    }
+    // Shapes for segments wide enough to show their phase's style.
+    let mut labelled: Option<(usize, u32)> = None;
+    for (li, si) in wide {
+        let lane = &t.lanes[li];
+        let seg = &lane.segments[si];
+        let (y0, y1) = rows.span(li);
+        let (by0, by1) = bar_span(y0, y1);
+        let a = x.px(seg.start).max(-2.0);
+        let b = x.px(seg.end).min(w as f64 + 2.0);
+        let mut x0 = lx0 + a.round() as i32;
+        let mut x1 = lx0 + b.round() as i32;
+        // A one-pixel gap before the next item on the same thread.
+        if let Some(next) = lane.segments.get(si + 1)
+            && next.item != seg.item
+            && x.px(next.start) - b < 1.0
+            && x1 - x0 >= 4
+        {
+            x1 -= 1;
+        }
+        x0 = x0.max(lx0);
+        x1 = x1.min(lx1);
+        let base = base_of(seg.group);
+        draw_bar(canvas, x0, x1, by0, by1, base, seg.phase);
+        // The item's number, in its first segment on this lane with room.
+        if let Some(item) = seg.item
+            && labelled != Some((li, item))
+            && by1 - by0 >= 13
+        {
+            let label = format!("#{item}");
+            let tw = text_width(&label, 10, false);
+            if tw + 10 <= x1 - x0 {
+                let ym = (by0 + by1) / 2;
+                let ink = if seg.phase == Phase::Cpu {
+                    Rgb::WHITE
+                } else {
+                    // A clean patch under the text, clear of hatching and dots.
+                    canvas.rect(
+                        x0 + 3,
+                        ym - 5,
+                        x0 + 7 + tw,
+                        ym + 5,
+                        bar_fill(base, seg.phase),
+                    );
+                    style::TEXT
+                };
+                canvas.text((x0 + 5, ym), label, 10, ink, Anchor::LeftMiddle);
+                labelled = Some((li, item));
+            }
+        }
+    }
+    // Creation marks at the start of each lane.
+    if rows.per_row == 1 && row_h >= 5 {
+        let s = ((row_h - 2) / 2).clamp(2, 6);
+        for (li, lane) in t.lanes.iter().enumerate() {
+            let px = x.x(lane.created);
+            if px < lx0 - 1 || px > lx1 {
+                continue;
+            }
+            let (y0, y1) = rows.span(li);
+            let yc = (y0 + y1) / 2;
+            canvas.polygon(
+                vec![(px - s - 1, yc - s), (px - s - 1, yc + s), (px, yc)],
+                reason_color(lane.reason),
+            );
+        }
+    }
+    // Lane labels: thread ids, as often as they fit.
+    let label_every =
+        nice_step(13.0 / f64::from(row_h.max(1)) * rows.per_row as f64).max(1.0) as usize;
+    let label_every = if rows.per_row > 1 {
+        label_every.div_ceil(rows.per_row) * rows.per_row
+    } else {
+        label_every
+    };
+    let size = if row_h >= 12 { 11 } else { 10 };
+    for (li, lane) in t.lanes.iter().enumerate().step_by(label_every.max(1)) {
+        let (y0, y1) = rows.span(li / rows.per_row);
+        let label = lane.thread.to_string();
+        canvas.text(
+            (lx0 - 9, (y0 + y1) / 2),
+            label,
+            size,
+            style::MUTED,
+            Anchor::RightMiddle,
+        );
+    }
+    if t.lanes.is_empty() {
+        canvas.text(
+            (lx0 + 8, (ly0 + ly1) / 2),
+            "no pool threads",
+            12,
+            style::MUTED,
+            Anchor::LeftMiddle,
+        );
+    }
+    if rows.per_row > 1 {
+        canvas.text(
+            (lx1 + 8, ly0),
+            format!("{} threads", rows.per_row),
+            10,
+            style::MUTED,
+            Anchor::LeftTop,
+        );
+        canvas.text(
+            (lx1 + 8, ly0 + 12),
+            "per row",
+            10,
+            style::MUTED,
+            Anchor::LeftTop,
+        );
+    }
+    canvas.outline(lx0 - 1, ly0 - 1, lx1 + 1, ly1 + 1, style::FRAME);
+}
+
+/// The bar inside a lane `[y0, y1)`: a little air above and below.
+fn bar_span(y0: i32, y1: i32) -> (i32, i32) {
+    let h = y1 - y0;
+    let pad = match h {
+        0..=3 => 0,
+        4..=9 => 1,
+        _ => 2,
+    };
+    (y0 + pad, y1 - pad.max(if h >= 4 { 1 } else { 0 }))
+}
+
+/// The background of a bar of `phase` for an item of colour `c`.
+fn bar_fill(c: Rgb, phase: Phase) -> Rgb {
+    match phase {
+        Phase::Cpu => c,
+        Phase::Spin => c.tint(0.55),
+        Phase::Sleep => c.tint(0.62),
+        Phase::Wait => style::dense_fill(c, Phase::Wait).tint(0.35),
+        Phase::Join => c.tint(0.8),
+        Phase::Internal | Phase::Starting | Phase::Idle => style::dense_fill(c, phase),
+    }
+}
+
+/// One segment drawn in its phase's style.
+fn draw_bar(canvas: &mut Canvas, x0: i32, x1: i32, y0: i32, y1: i32, c: Rgb, phase: Phase) {
+    if x1 <= x0 || y1 <= y0 {
+        return;
+    }
+    let h = y1 - y0;
+    let fill = bar_fill(c, phase);
+    match phase {
+        Phase::Cpu => canvas.rect(x0, y0, x1, y1, fill),
+        Phase::Spin => {
+            canvas.rect(x0, y0, x1, y1, fill);
+            // Diagonal hatching, clipped to the bar.
+            let step = 5;
+            let mut u = x0 - h;
+            while u < x1 {
+                let (mut ax, mut ay) = (u, y1 - 1);
+                let (mut bx, mut by) = (u + h - 1, y0);
+                if ax < x0 {
+                    ay -= x0 - ax;
+                    ax = x0;
+                }
+                if bx > x1 - 1 {
+                    by += bx - (x1 - 1);
+                    bx = x1 - 1;
+                }
+                if ax <= bx {
+                    canvas.line((ax, ay), (bx, by), c);
+                }
+                u += step;
+            }
+            if x1 - x0 >= 3 {
+                canvas.outline(x0, y0, x1, y1, c);
+            }
+        }
+        Phase::Sleep => {
+            canvas.rect(x0, y0, x1, y1, fill);
+            canvas.outline(x0, y0, x1, y1, c);
+        }
+        Phase::Wait => {
+            canvas.rect(x0, y0, x1, y1, fill);
+            canvas.outline(x0, y0, x1, y1, c.mix(Rgb(90, 90, 90), 0.3));
+            // A dotted middle line: "waiting on something else".
+            if h >= 7 {
+                let ym = y0 + h / 2;
+                let mut u = x0 + 3;
+                while u + 2 <= x1 - 2 {
+                    canvas.rect(u, ym, u + 2, ym + 1, c);
+                    u += 5;
+                }
+            }
+        }
+        Phase::Join => {
+            // Pale, outlined, with the caller's colour in a thin band: it
+            // holds the thread while the parts run elsewhere.
+            canvas.rect(x0, y0, x1, y1, fill);
+            canvas.outline(x0, y0, x1, y1, c);
+            if h >= 7 {
+                let ym = y0 + h / 2;
+                canvas.rect(x0 + 2, ym - 1, x1 - 2, ym + 1, c.tint(0.3));
+            }
+        }
+        Phase::Internal => {
+            let q = h / 4;
+            canvas.rect(x0, y0 + q, x1, y1 - q, style::INTERNAL);
+        }
+        Phase::Starting => {
+            let q = h / 3;
+            canvas.rect(x0, y0 + q, x1, y1 - q, style::STARTING);
+        }
+        Phase::Idle => {}
+    }
+}
+
+/// Per pixel column, the lowest and highest value a step series takes
+/// there; `None` past `until`.
+fn envelope(
+    points: &[(SimTime, f64)],
+    initial: f64,
+    until: SimTime,
+    x: &XScale,
+) -> Vec<Option<(f64, f64)>> {
+    let w = x.width as usize;
+    let mut out = Vec::with_capacity(w);
+    let mut i = 0;
+    let mut current = initial;
+    for c in 0..w {
+        let start = x.column_start(c);
+        let end = x.column_start(c + 1);
+        if start > until.as_nanos() {
+            out.push(None);
+            continue;
+        }
+        while i < points.len() && points[i].0.as_nanos() <= start {
+            current = points[i].1;
+            i += 1;
+        }
+        let (mut lo, mut hi) = (current, current);
+        while i < points.len() && points[i].0.as_nanos() < end {
+            current = points[i].1;
+            lo = lo.min(current);
+            hi = hi.max(current);
+            i += 1;
+        }
+        out.push(Some((lo, hi)));
+    }
+    out
+}
+
+/// Draws a two-pixel step line from an envelope; `dashed` leaves gaps in
+/// the flat stretches.
+fn draw_step_line(
+    canvas: &mut Canvas,
+    env: &[Option<(f64, f64)>],
+    y_of: &dyn Fn(f64) -> i32,
+    left: i32,
+    color: Rgb,
+    dashed: bool,
+) {
+    let mut run: Option<(usize, i32, i32)> = None;
+    let flush = |canvas: &mut Canvas, run: Option<(usize, i32, i32)>, end: usize| {
+        if let Some((start, y0, y1)) = run {
+            canvas.rect(left + start as i32, y0, left + end as i32, y1, color);
+        }
+    };
+    for (c, cell) in env.iter().enumerate() {
+        let span = cell.and_then(|(lo, hi)| {
+            let flat = lo == hi;
+            (!(dashed && flat && (c / 5) % 2 == 1)).then(|| (y_of(hi) - 1, y_of(lo) + 1))
+        });
+        match (run, span) {
+            (Some((_, a, b)), Some((y0, y1))) if a == y0 && b == y1 => {}
+            _ => {
+                flush(canvas, run, c);
+                run = span.map(|(y0, y1)| (c, y0, y1));
+            }
+        }
+    }
+    flush(canvas, run, env.len());
+}
+
+fn draw_counts(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale, ticks: &[u64]) {
+    let (x0, x1) = (x.left, x.left + x.width);
+    let (y0, y1) = (y, y + COUNTS_H);
+    for &at in ticks {
+        let px = x.x(SimTime(at));
+        canvas.rect(px, y0, px + 1, y1, style::GRID);
+    }
+    let ymax = nice_ceiling(f64::from(t.max_threads()));
+    let qmax = nice_ceiling(t.max_queue() as f64);
+    let inner = f64::from(COUNTS_H - 8);
+    let y_threads = move |v: f64| y1 - 1 - (v / ymax * inner).round() as i32;
+    let y_queue = move |v: f64| y1 - 1 - (v / qmax * inner).round() as i32;
+    canvas.rect(
+        x0,
+        y1 - 1 - (inner / 2.0) as i32,
+        x1,
+        y1 - (inner / 2.0) as i32,
+        style::GRID.tint(0.4),
+    );
+    // Queue length: a filled area on its own scale.
+    if !t.queue.is_empty() {
+        let pts: Vec<(SimTime, f64)> = t.queue.iter().map(|q| (q.at, q.queued as f64)).collect();
+        let env = envelope(&pts, 0.0, t.end, x);
+        let mut run: Option<(usize, i32)> = None;
+        for c in 0..=env.len() {
+            let top = env
+                .get(c)
+                .copied()
+                .flatten()
+                .filter(|&(_, hi)| hi > 0.0)
+                .map(|(_, hi)| y_queue(hi));
+            if let Some((start, ry)) = run
+                && top != Some(ry)
+            {
+                canvas.rect(
+                    x0 + start as i32,
+                    ry,
+                    x0 + c as i32,
+                    y1 - 1,
+                    style::QUEUE_FILL,
+                );
+                run = None;
+            }
+            if let Some(ty) = top
+                && run.is_none()
+            {
+                run = Some((c, ty));
+            }
+        }
+    }
+    let goal: Vec<(SimTime, f64)> = t
+        .threads
+        .iter()
+        .filter_map(|c| c.goal.map(|g| (c.at, f64::from(g))))
+        .collect();
+    // The goal goes over the threads line, dashed, so both show where they
+    // are equal.
+    let existing: Vec<(SimTime, f64)> = t
+        .threads
+        .iter()
+        .map(|c| (c.at, f64::from(c.threads)))
+        .collect();
+    if !existing.is_empty() {
+        let env = envelope(&existing, 0.0, t.end, x);
+        draw_step_line(canvas, &env, &y_threads, x0, style::THREADS_LINE, false);
+    }
+    if !goal.is_empty() {
+        let env = envelope(&goal, 0.0, t.end, x);
+        draw_step_line(canvas, &env, &y_threads, x0, style::GOAL_LINE, true);
+    }
+    // Thread creations on the threads line, coloured by reason; smaller
+    // when they crowd, and one per reason per bucket of pixels.
+    let spacing = x.width / (t.creations.len() as i32).max(1);
+    let r = (spacing / 4).clamp(2, 4);
+    let mut last_bucket: Vec<Option<i32>> = vec![None; style::REASONS.len()];
+    for m in &t.creations {
+        let px = x.x(m.at);
+        if px < x0 || px > x1 {
+            continue;
+        }
+        let ri = style::REASONS
+            .iter()
+            .position(|r| *r == m.reason)
+            .unwrap_or(0);
+        let bucket = (px - x0) / (r + 1);
+        if last_bucket[ri] == Some(bucket) {
+            continue;
+        }
+        last_bucket[ri] = Some(bucket);
+        let after = t
+            .threads
+            .partition_point(|c| c.at <= m.at)
+            .checked_sub(1)
+            .map_or(0, |i| t.threads[i].threads);
+        let py = y_threads(f64::from(after));
+        canvas.polygon(
+            vec![(px, py - r), (px + r, py), (px, py + r), (px - r, py)],
+            reason_color(m.reason),
+        );
+    }
+    canvas.outline(x0 - 1, y0, x1 + 1, y1, style::FRAME);
+    // Scales: threads on the left, queue on the right.
+    canvas.text(
+        (x0 - 9, y0 + 6),
+        thousands(ymax as u64),
+        11,
+        style::THREADS_LINE,
+        Anchor::RightMiddle,
+    );
+    canvas.text(
+        (x0 - 9, y1 - 4),
+        "0",
+        11,
+        style::THREADS_LINE,
+        Anchor::RightMiddle,
+    );
+    canvas.text(
+        (x0 - 9, (y0 + y1) / 2),
+        "threads",
+        10,
+        style::THREADS_LINE,
+        Anchor::RightMiddle,
+    );
+    if !t.queue.is_empty() {
+        canvas.text(
+            (x1 + 8, y0 + 6),
+            thousands(qmax as u64),
+            11,
+            style::QUEUE_TEXT,
+            Anchor::LeftMiddle,
+        );
+        canvas.text(
+            (x1 + 8, y1 - 4),
+            "0",
+            11,
+            style::QUEUE_TEXT,
+            Anchor::LeftMiddle,
+        );
+        canvas.text(
+            (x1 + 8, (y0 + y1) / 2),
+            "queued",
+            10,
+            style::QUEUE_TEXT,
+            Anchor::LeftMiddle,
+        );
+    }
+}
+
+/// The shared legend: groups, phases, creation reasons, probes.
+struct Legend {
+    /// Group names in order of first appearance across panels.
+    groups: Vec<String>,
+    /// Rows of (heading, entries); a wrapped section repeats no heading.
+    rows: Vec<(&'static str, Vec<LegendEntry>)>,
+    /// Where entries start, right of the headings.
+    indent: i32,
+}
+
+#[derive(Clone, Debug)]
+enum LegendEntry {
+    Group(usize),
+    Phase(Phase, &'static str),
+    Reason(ThreadReason),
+    Probe,
+    Threads,
+    Goal,
+    Queue,
+}
+
+const LEGEND_SIZE: u32 = 12;
+
+impl Legend {
+    /// The legend for `timelines`: only what appears in them (phases only
+    /// when some segment of them is at least a pixel wide on `x`).
+    fn of(timelines: &[(String, Timeline)], width: i32, x: &XScale) -> Legend {
+        let mut groups: Vec<String> = Vec::new();
+        let mut items_only = false;
+        let mut reasons_present = [false; style::REASONS.len()];
+        let mut probes = false;
+        let (mut goal, mut queue) = (false, false);
+        // A phase is listed when its segments add up to a few pixels.
+        let pixel_ns = (x.t1 - x.t0) / x.width.max(1) as u64;
+        let mut phase_ns = [0u64; PHASES.len()];
+        for (_, t) in timelines {
+            for g in &t.groups {
+                if !groups.contains(g) {
+                    groups.push(g.clone());
+                }
+            }
+            items_only |= t.source == SegmentSource::Items && t.segment_count() > 0;
+            for lane in &t.lanes {
+                if let Some(i) = style::REASONS.iter().position(|r| *r == lane.reason) {
+                    reasons_present[i] = true;
+                }
+                if t.source == SegmentSource::Phases {
+                    for s in &lane.segments {
+                        phase_ns[phase_index(s.phase)] += s.end.since(s.start).as_nanos();
+                    }
+                }
+            }
+            probes |= !t.probes.is_empty();
+            goal |= t.threads.iter().any(|c| c.goal.is_some());
+            queue |= !t.queue.is_empty();
+        }
+        let mut sections: Vec<(&'static str, Vec<LegendEntry>)> = Vec::new();
+        if !groups.is_empty() {
+            sections.push((
+                "Items by group",
+                (0..groups.len()).map(LegendEntry::Group).collect(),
+            ));
+        }
+        let mut phases: Vec<LegendEntry> = Vec::new();
+        if items_only {
+            phases.push(LegendEntry::Phase(
+                Phase::Cpu,
+                "item running (phases not recorded)",
+            ));
+        }
+        phases.extend(
+            style::PHASES
+                .iter()
+                .filter(|(p, _)| phase_ns[phase_index(*p)] >= 3 * pixel_ns.max(1))
+                .map(|(p, l)| LegendEntry::Phase(*p, l)),
+        );
+        if !phases.is_empty() {
+            sections.push(("Bar style", phases));
+        }
+        let reasons: Vec<LegendEntry> = style::REASONS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| reasons_present[*i])
+            .map(|(_, r)| LegendEntry::Reason(*r))
+            .collect();
+        if !reasons.is_empty() {
+            sections.push(("Thread created by", reasons));
+        }
+        let mut counts = vec![LegendEntry::Threads];
+        if goal {
+            counts.push(LegendEntry::Goal);
+        }
+        if queue {
+            counts.push(LegendEntry::Queue);
+        }
+        sections.push(("Lower chart", counts));
+        if probes {
+            sections.push(("Probes", vec![LegendEntry::Probe]));
+        }
+        let indent = sections
+            .iter()
+            .map(|(h, _)| text_width(h, LEGEND_SIZE, true))
+            .max()
+            .unwrap_or(0)
+            + 30;
+        let mut legend = Legend {
+            groups,
+            rows: Vec::new(),
+            indent,
+        };
+        let max = width - 16;
+        for (heading, entries) in sections {
+            let mut row: Vec<LegendEntry> = Vec::new();
+            let mut used = 16 + indent;
+            let mut heading = heading;
+            for e in entries {
+                let w = legend.entry_width(&e);
+                if used + w > max && !row.is_empty() {
+                    legend.rows.push((heading, std::mem::take(&mut row)));
+                    heading = "";
+                    used = 16 + indent;
+                }
+                used += w;
+                row.push(e);
+            }
+            legend.rows.push((heading, row));
+        }
+        legend
+    }
+
+    fn group_color(&self, t: &Timeline, group: u32) -> Rgb {
+        let name = t.groups.get(group as usize);
+        let index = name
+            .and_then(|n| self.groups.iter().position(|g| g == n))
+            .unwrap_or(group as usize);
+        group_color(index)
+    }
+
+    fn entry_width(&self, e: &LegendEntry) -> i32 {
+        let tw = |s: &str| text_width(s, LEGEND_SIZE, false);
+        match e {
+            LegendEntry::Group(i) => 18 + tw(&self.groups[*i]) + 22,
+            LegendEntry::Phase(_, label) => 34 + tw(label) + 22,
+            LegendEntry::Reason(r) => 14 + tw(r.name()) + 22,
+            LegendEntry::Probe => 34 + tw(PROBE_LABEL) + 22,
+            LegendEntry::Threads => 26 + tw(THREADS_LABEL) + 22,
+            LegendEntry::Goal => 26 + tw(GOAL_LABEL) + 22,
+            LegendEntry::Queue => 20 + tw(QUEUE_LABEL) + 22,
+        }
+    }
+
+    fn height(&self) -> i32 {
+        self.rows.len() as i32 * LEGEND_ROW_H + 10
+    }
+
+    fn draw(&self, canvas: &mut Canvas, y: i32) {
+        for (ri, (heading, row)) in self.rows.iter().enumerate() {
+            let yc = y + ri as i32 * LEGEND_ROW_H + LEGEND_ROW_H / 2;
+            if !heading.is_empty() {
+                canvas.bold_text(
+                    (16, yc),
+                    format!("{heading}:"),
+                    LEGEND_SIZE,
+                    style::TEXT,
+                    Anchor::LeftMiddle,
+                );
+            }
+            let mut x = 16 + self.indent;
+            for e in row {
+                match e {
+                    LegendEntry::Group(i) => {
+                        canvas.rect(x, yc - 6, x + 12, yc + 6, group_color(*i));
+                        canvas.text(
+                            (x + 18, yc),
+                            self.groups[*i].clone(),
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Phase(p, label) => {
+                        // One group: its colour; several: a neutral one.
+                        let swatch = if self.groups.len() == 1 {
+                            group_color(0)
+                        } else {
+                            LEGEND_SWATCH
+                        };
+                        draw_bar(canvas, x, x + 28, yc - 6, yc + 7, swatch, *p);
+                        canvas.text(
+                            (x + 34, yc),
+                            *label,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Reason(r) => {
+                        canvas.polygon(
+                            vec![(x, yc - 5), (x, yc + 5), (x + 8, yc)],
+                            reason_color(*r),
+                        );
+                        canvas.text(
+                            (x + 14, yc),
+                            r.name(),
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Probe => {
+                        canvas.rect(x, yc - 3, x + 14, yc + 3, style::PROBE_FAST);
+                        canvas.rect(x + 14, yc - 3, x + 28, yc + 3, style::PROBE_SLOW);
+                        canvas.text(
+                            (x + 34, yc),
+                            PROBE_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Threads => {
+                        canvas.rect(x, yc - 1, x + 20, yc + 1, style::THREADS_LINE);
+                        canvas.text(
+                            (x + 26, yc),
+                            THREADS_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Goal => {
+                        canvas.rect(x, yc - 1, x + 5, yc + 1, style::GOAL_LINE);
+                        canvas.rect(x + 10, yc - 1, x + 15, yc + 1, style::GOAL_LINE);
+                        canvas.text(
+                            (x + 26, yc),
+                            GOAL_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::Queue => {
+                        canvas.rect(x, yc - 6, x + 14, yc + 6, style::QUEUE_FILL);
+                        canvas.text(
+                            (x + 20, yc),
+                            QUEUE_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                }
+                x += self.entry_width(e);
+            }
+        }
+    }
+}
+
+const PROBE_LABEL: &str =
+    "main thread queued a probe → a pool thread ran it (green: quick, red: a second or more)";
+const THREADS_LABEL: &str = "threads existing (left scale; ◆ a thread created)";
+const GOAL_LABEL: &str = "the policy's thread goal";
+const QUEUE_LABEL: &str = "work items queued (right scale)";
+const LEGEND_SWATCH: Rgb = Rgb(96, 112, 136);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn rows_band_threads_only_when_lanes_would_be_thinner_than_two_pixels() {
+        let r = Rows::of(100, 0, 400);
+        assert_eq!((r.rows, r.per_row), (100, 1));
+        let r = Rows::of(1000, 0, 400);
+        assert_eq!((r.rows, r.per_row), (200, 5));
+        assert_eq!(r.span(0), (0, 2));
+        assert_eq!(r.span(199), (398, 400));
+    }
+}

@@ -1,0 +1,41 @@
+//! Charts of runs: a renderer-neutral [`Timeline`] built from a trace, and
+//! Gantt charts of one or more timelines as PNG or SVG.
+//!
+//! ```no_run
+//! // What this shows: simulate a scenario with detail events, build its
+//! // timeline, and render it as a PNG in memory.
+//! use poolsim::render::{self, ChartOptions, Timeline};
+//! # fn demo(scenario: &poolsim::scenario::Scenario, policy: &poolsim::policy::PolicyConfig) {
+//! let mut log = poolsim::trace::EventLog::default();
+//! let run = poolsim::engine::simulate(scenario, policy, &mut log, &Default::default());
+//! let timeline = Timeline::build(&run.trace, Some(&log.events));
+//! let png = render::render_png(&[("net-classic".to_string(), timeline)], &ChartOptions::default())
+//!     .unwrap();
+//! assert!(png.starts_with(b"\x89PNG"));
+//! # }
+//! ```
+
+mod axis;
+mod canvas;
+pub mod gantt;
+mod raster;
+mod style;
+pub mod timeline;
+
+pub use gantt::{ChartOptions, render_png, render_svg};
+pub use timeline::{
+    CountPoint, Lane, ProbeMark, QueuePoint, Segment, SegmentSource, ThreadMark, Timeline,
+};
+
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("nothing to draw: no timelines were given")]
+    Empty,
+    #[error("chart size: {0}")]
+    Size(String),
+    #[error("drawing the chart failed: {0}")]
+    Draw(String),
+    #[error("encoding the PNG failed: {0}")]
+    Encode(String),
+}

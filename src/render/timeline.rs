@@ -1,0 +1,519 @@
+//! A renderer-neutral timeline of one run: what each pool thread did when,
+//! why each thread was created, thread counts, queue length and probes.
+//!
+//! Built from a [`Trace`] and, when the run was traced in detail, its
+//! [`TraceEvent`]s. With detail events every phase of every thread becomes a
+//! segment (CPU, spin, sleep, waiting for a timer callback, pool-internal
+//! work, thread start-up). Without them (a measured trace, or a run traced
+//! with the null sink) each item becomes one segment, from its start to its
+//! end on the thread that started it, so simulated and measured runs render
+//! through the same code. The Gantt chart and the Chrome trace both read
+//! this structure.
+
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{ItemId, Phase, ThreadId, ThreadReason, Trace, TraceEvent};
+
+/// One stretch of time a thread spent in one phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub start: SimTime,
+    pub end: SimTime,
+    /// The work item the thread was running, if any.
+    pub item: Option<ItemId>,
+    /// Index into [`Timeline::groups`] of that item's group.
+    pub group: Option<u32>,
+    pub phase: Phase,
+}
+
+/// One pool thread's row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lane {
+    pub thread: ThreadId,
+    pub created: SimTime,
+    pub reason: ThreadReason,
+    pub exited: Option<SimTime>,
+    /// Non-idle segments in start order; never empty-length.
+    pub segments: Vec<Segment>,
+}
+
+/// A thread creation and why it happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadMark {
+    pub at: SimTime,
+    pub thread: ThreadId,
+    pub reason: ThreadReason,
+}
+
+/// Thread counts from `at` until the next point (a step series).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountPoint {
+    pub at: SimTime,
+    /// Threads that exist.
+    pub threads: u32,
+    /// The policy's thread goal, when known.
+    pub goal: Option<u32>,
+}
+
+/// Queue length from `at` until the next point (a step series).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuePoint {
+    pub at: SimTime,
+    pub queued: u64,
+}
+
+/// One responsiveness probe: queued by the main thread, run by the pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProbeMark {
+    pub queued: SimTime,
+    /// `None` when the probe never ran.
+    pub started: Option<SimTime>,
+}
+
+impl ProbeMark {
+    /// Time from queueing to running (`None` when it never ran).
+    pub fn latency(&self) -> Option<SimDuration> {
+        self.started.map(|s| s.since(self.queued))
+    }
+}
+
+/// Where the segments came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentSource {
+    /// Thread phase events: segments carry the real phase.
+    Phases,
+    /// Item records only: one segment per item, its phase shown as
+    /// [`Phase::Cpu`] ("running"), as the trace does not say more.
+    Items,
+}
+
+/// Everything a chart of one run shows, in simulated time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    pub scenario: String,
+    pub policy: String,
+    pub seed: u64,
+    pub cores: u32,
+    pub groups: Vec<String>,
+    /// Work items in the run.
+    pub items: usize,
+    /// When the run ended (at least the end of the last segment).
+    pub end: SimTime,
+    pub source: SegmentSource,
+    /// One lane per thread, in thread-id order.
+    pub lanes: Vec<Lane>,
+    /// Thread creations in time order.
+    pub creations: Vec<ThreadMark>,
+    /// Existing threads and goal over time.
+    pub threads: Vec<CountPoint>,
+    /// Queue length over time (empty without detail events).
+    pub queue: Vec<QueuePoint>,
+    pub probes: Vec<ProbeMark>,
+}
+
+impl Timeline {
+    /// Builds the timeline of `trace`, using the detail `events` recorded by
+    /// an [`EventLog`](crate::trace::EventLog) when given (and when they
+    /// contain thread phases).
+    pub fn build(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> Timeline {
+        let events = events.unwrap_or(&[]);
+        let has_phases = events
+            .iter()
+            .any(|(_, e)| matches!(e, TraceEvent::ThreadPhase { .. }));
+        let mut lanes: Vec<Lane> = trace
+            .threads
+            .iter()
+            .map(|t| Lane {
+                thread: t.thread,
+                created: t.created,
+                reason: t.reason,
+                exited: t.exited,
+                segments: Vec::new(),
+            })
+            .collect();
+        let end_hint = trace_end(trace);
+        let source = if has_phases {
+            segments_from_phases(trace, events, &mut lanes, end_hint);
+            SegmentSource::Phases
+        } else {
+            segments_from_items(trace, &mut lanes, end_hint);
+            SegmentSource::Items
+        };
+        let mut creations: Vec<ThreadMark> = trace
+            .threads
+            .iter()
+            .map(|t| ThreadMark {
+                at: t.created,
+                thread: t.thread,
+                reason: t.reason,
+            })
+            .collect();
+        creations.sort_by_key(|m| (m.at, m.thread));
+        let threads = trace
+            .counts
+            .iter()
+            .map(|c| CountPoint {
+                at: c.at,
+                threads: c.threads,
+                goal: c.goal,
+            })
+            .collect();
+        let queue = queue_series(events);
+        let probes: Vec<ProbeMark> = trace
+            .probes
+            .iter()
+            .map(|p| ProbeMark {
+                queued: p.queued,
+                started: (p.started != SimTime::MAX).then_some(p.started),
+            })
+            .collect();
+        let mut end = end_hint;
+        for lane in &lanes {
+            if let Some(s) = lane.segments.last() {
+                end = end.max(s.end);
+            }
+        }
+        for p in &probes {
+            end = end.max(p.started.unwrap_or(p.queued));
+        }
+        Timeline {
+            scenario: trace.scenario.clone(),
+            policy: trace.policy.clone(),
+            seed: trace.seed,
+            cores: trace.cores,
+            groups: trace.groups.clone(),
+            items: trace.items.len(),
+            end,
+            source,
+            lanes,
+            creations,
+            threads,
+            queue,
+            probes,
+        }
+    }
+
+    /// Segments in all lanes.
+    pub fn segment_count(&self) -> usize {
+        self.lanes.iter().map(|l| l.segments.len()).sum()
+    }
+
+    /// The longest queue seen (0 without queue data).
+    pub fn max_queue(&self) -> u64 {
+        self.queue.iter().map(|q| q.queued).max().unwrap_or(0)
+    }
+
+    /// The most threads (or goal) seen; the lane count without counts.
+    pub fn max_threads(&self) -> u32 {
+        match self
+            .threads
+            .iter()
+            .map(|c| c.threads.max(c.goal.unwrap_or(0)))
+            .max()
+        {
+            Some(m) => m,
+            None => u32::try_from(self.lanes.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The longest probe latency, if any probe ran.
+    pub fn max_probe_latency(&self) -> Option<SimDuration> {
+        self.probes.iter().filter_map(ProbeMark::latency).max()
+    }
+
+    /// When the last segment ends (zero without segments).
+    pub fn busy_until(&self) -> SimTime {
+        self.lanes
+            .iter()
+            .filter_map(|l| l.segments.last().map(|s| s.end))
+            .max()
+            .unwrap_or(SimTime::ZERO)
+    }
+}
+
+/// The end of the run as the trace knows it, even when `end` was not set.
+fn trace_end(trace: &Trace) -> SimTime {
+    let mut end = trace.end;
+    for i in &trace.items {
+        if i.finished != SimTime::MAX {
+            end = end.max(i.finished);
+        } else if i.started != SimTime::MAX {
+            end = end.max(i.started);
+        }
+    }
+    for t in &trace.threads {
+        end = end.max(t.created);
+        if let Some(x) = t.exited {
+            end = end.max(x);
+        }
+    }
+    if let Some(c) = trace.counts.last() {
+        end = end.max(c.at);
+    }
+    end
+}
+
+fn group_of(trace: &Trace, item: ItemId) -> Option<u32> {
+    trace.items.get(item as usize).map(|r| r.group)
+}
+
+/// Lane index of `thread`, growing `lanes` for threads the trace's thread
+/// list does not know (a defensive case: a measured log may be partial).
+fn lane_mut(lanes: &mut Vec<Lane>, thread: ThreadId, at: SimTime) -> &mut Lane {
+    let i = thread as usize;
+    while lanes.len() <= i {
+        let id = lanes.len() as ThreadId;
+        lanes.push(Lane {
+            thread: id,
+            created: at,
+            reason: ThreadReason::Observed,
+            exited: None,
+            segments: Vec::new(),
+        });
+    }
+    &mut lanes[i]
+}
+
+/// Turns thread phase events into segments: a phase lasts until the
+/// thread's next phase, until it starts or finishes an item (the dispatch
+/// loop moving on), or until it exits.
+fn segments_from_phases(
+    trace: &Trace,
+    events: &[(SimTime, TraceEvent)],
+    lanes: &mut Vec<Lane>,
+    end: SimTime,
+) {
+    // Per thread: the phase it is in, the item, and since when.
+    let mut open: Vec<Option<(Phase, Option<ItemId>, SimTime)>> = vec![None; lanes.len()];
+    let close = |lanes: &mut Vec<Lane>,
+                 open: &mut Vec<Option<(Phase, Option<ItemId>, SimTime)>>,
+                 thread: ThreadId,
+                 at: SimTime| {
+        let i = thread as usize;
+        if open.len() <= i {
+            open.resize(i + 1, None);
+        }
+        if let Some((phase, item, since)) = open[i].take()
+            && phase != Phase::Idle
+            && at > since
+        {
+            let group = item.and_then(|it| group_of(trace, it));
+            lane_mut(lanes, thread, since).segments.push(Segment {
+                start: since,
+                end: at,
+                item,
+                group,
+                phase,
+            });
+        }
+    };
+    for (at, event) in events {
+        let at = *at;
+        match *event {
+            TraceEvent::ThreadPhase {
+                thread,
+                phase,
+                item,
+            } => {
+                close(lanes, &mut open, thread, at);
+                open[thread as usize] = Some((phase, item, at));
+            }
+            TraceEvent::ItemStarted { thread, .. }
+            | TraceEvent::ItemFinished { thread, .. }
+            | TraceEvent::ThreadExited { thread } => close(lanes, &mut open, thread, at),
+            _ => {}
+        }
+    }
+    for thread in 0..open.len() {
+        close(lanes, &mut open, thread as ThreadId, end);
+    }
+}
+
+/// One segment per started item, on the thread that started it.
+fn segments_from_items(trace: &Trace, lanes: &mut Vec<Lane>, end: SimTime) {
+    for rec in &trace.items {
+        if rec.started == SimTime::MAX || rec.thread == ThreadId::MAX {
+            continue;
+        }
+        let finish = if rec.finished == SimTime::MAX {
+            end
+        } else {
+            rec.finished
+        };
+        if finish <= rec.started {
+            continue;
+        }
+        lane_mut(lanes, rec.thread, rec.started)
+            .segments
+            .push(Segment {
+                start: rec.started,
+                end: finish,
+                item: Some(rec.item),
+                group: Some(rec.group),
+                phase: Phase::Cpu,
+            });
+    }
+    for lane in lanes.iter_mut() {
+        if !lane.segments.is_sorted_by_key(|s| (s.start, s.item)) {
+            lane.segments.sort_by_key(|s| (s.start, s.item));
+        }
+    }
+}
+
+/// The queue length as a step series: the last value at each instant,
+/// repeats dropped.
+fn queue_series(events: &[(SimTime, TraceEvent)]) -> Vec<QueuePoint> {
+    let mut out: Vec<QueuePoint> = Vec::new();
+    for (at, event) in events {
+        let TraceEvent::QueueLength { queued } = *event else {
+            continue;
+        };
+        match out.last_mut() {
+            Some(last) if last.at == *at => last.queued = queued,
+            Some(last) if last.queued == queued => {}
+            _ => out.push(QueuePoint { at: *at, queued }),
+        }
+        // A same-instant overwrite may have made the last two equal.
+        let n = out.len();
+        if n >= 2 && out[n - 1].queued == out[n - 2].queued {
+            out.pop();
+        }
+    }
+    if out.first().is_some_and(|q| q.at > SimTime::ZERO) {
+        out.insert(
+            0,
+            QueuePoint {
+                at: SimTime::ZERO,
+                queued: 0,
+            },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{ItemRecord, ThreadRecord};
+
+    fn trace() -> Trace {
+        Trace {
+            scenario: "s".into(),
+            policy: "p".into(),
+            seed: 1,
+            cores: 2,
+            groups: vec!["g".into()],
+            items: vec![
+                ItemRecord {
+                    item: 0,
+                    group: 0,
+                    thread: 0,
+                    queued: SimTime(0),
+                    started: SimTime(10),
+                    finished: SimTime(50),
+                },
+                ItemRecord {
+                    item: 1,
+                    group: 0,
+                    thread: ThreadId::MAX,
+                    queued: SimTime(0),
+                    started: SimTime::MAX,
+                    finished: SimTime::MAX,
+                },
+            ],
+            threads: vec![ThreadRecord {
+                thread: 0,
+                created: SimTime(0),
+                reason: ThreadReason::Demand,
+                exited: None,
+            }],
+            probes: vec![],
+            counts: vec![],
+            cpu_busy_ns: None,
+            end: SimTime(60),
+        }
+    }
+
+    #[test]
+    fn items_become_segments_without_events() {
+        let t = Timeline::build(&trace(), None);
+        assert_eq!(t.source, SegmentSource::Items);
+        assert_eq!(t.lanes[0].segments.len(), 1);
+        assert_eq!(t.lanes[0].segments[0].start, SimTime(10));
+        assert_eq!(t.lanes[0].segments[0].end, SimTime(50));
+    }
+
+    #[test]
+    fn phases_split_at_item_boundaries_and_skip_idle() {
+        let ev = vec![
+            (
+                SimTime(0),
+                TraceEvent::ThreadPhase {
+                    thread: 0,
+                    phase: Phase::Starting,
+                    item: None,
+                },
+            ),
+            (SimTime(10), TraceEvent::ItemStarted { item: 0, thread: 0 }),
+            (
+                SimTime(10),
+                TraceEvent::ThreadPhase {
+                    thread: 0,
+                    phase: Phase::Sleep,
+                    item: Some(0),
+                },
+            ),
+            (
+                SimTime(30),
+                TraceEvent::ThreadPhase {
+                    thread: 0,
+                    phase: Phase::Cpu,
+                    item: Some(0),
+                },
+            ),
+            (SimTime(50), TraceEvent::ItemFinished { item: 0, thread: 0 }),
+            (
+                SimTime(50),
+                TraceEvent::ThreadPhase {
+                    thread: 0,
+                    phase: Phase::Idle,
+                    item: None,
+                },
+            ),
+            (SimTime(5), TraceEvent::QueueLength { queued: 2 }),
+            (SimTime(10), TraceEvent::QueueLength { queued: 1 }),
+            (SimTime(10), TraceEvent::QueueLength { queued: 1 }),
+        ];
+        let t = Timeline::build(&trace(), Some(&ev));
+        assert_eq!(t.source, SegmentSource::Phases);
+        let phases: Vec<_> = t.lanes[0]
+            .segments
+            .iter()
+            .map(|s| (s.start.0, s.end.0, s.phase))
+            .collect();
+        assert_eq!(
+            phases,
+            vec![
+                (0, 10, Phase::Starting),
+                (10, 30, Phase::Sleep),
+                (30, 50, Phase::Cpu)
+            ]
+        );
+        assert_eq!(
+            t.queue,
+            vec![
+                QueuePoint {
+                    at: SimTime(0),
+                    queued: 0
+                },
+                QueuePoint {
+                    at: SimTime(5),
+                    queued: 2
+                },
+                QueuePoint {
+                    at: SimTime(10),
+                    queued: 1
+                },
+            ]
+        );
+    }
+}
