@@ -28,6 +28,46 @@ fn canonical_or_self(p: &Path) -> PathBuf {
     fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// Refuses two outputs of one run that name the same file.
+pub fn check_distinct(outputs: &[&Option<PathBuf>]) -> Result<()> {
+    let paths: Vec<PathBuf> = outputs
+        .iter()
+        .filter_map(|p| p.as_ref())
+        .map(|p| canonical_or_self(p))
+        .collect();
+    for (i, a) in paths.iter().enumerate() {
+        if paths[i + 1..].contains(a) {
+            bail!(
+                "two outputs of this run name the same file: {}",
+                a.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Writes every `(path, bytes)`: all to temporary files first, then renamed
+/// into place, so a failure leaves none of them half-written.
+pub fn write_all_atomic(files: &[(&PathBuf, Vec<u8>)]) -> Result<()> {
+    for (path, _) in files {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            bail!(
+                "cannot write {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
+    for (path, bytes) in files {
+        write_atomic(path, bytes)?;
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically (temporary file + rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {

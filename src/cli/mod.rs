@@ -1,6 +1,7 @@
 //! Command-line interface: flags are parsed and validated here, turned into
 //! library calls, and the results printed as tables or JSON.
 
+mod compare;
 mod reproduce;
 mod run;
 
@@ -31,6 +32,9 @@ struct Cli {
 enum Command {
     /// Simulate a scenario and print per-item starts and a summary.
     Run(run::RunArgs),
+    /// Run one scenario under several policies: a side-by-side table and
+    /// one stacked Gantt chart.
+    Compare(compare::CompareArgs),
     /// Replay the seeds' published measurements and compare: published vs
     /// simulated, error, pass/fail against REFERENCE.md's tolerance.
     Reproduce(reproduce::ReproduceArgs),
@@ -50,6 +54,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Reproduce(args) => reproduce::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Policies => {
             for p in poolsim::policy::file::builtin_policies() {
                 let aliases = if p.aliases.is_empty() {

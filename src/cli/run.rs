@@ -4,13 +4,15 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use poolsim::chrome::chrome_trace_json;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario};
+use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::time::{SimDuration, SimTime};
-use poolsim::trace::{NullSink, Trace};
+use poolsim::trace::{EventLog, NullSink, Trace};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT};
 
@@ -29,6 +31,16 @@ pub struct RunArgs {
     /// item,group,thread,queued_ns,started_ns,finished_ns.
     #[arg(long, value_name = "FILE.csv")]
     pub trace: Option<PathBuf>,
+    /// Draw a Gantt chart (one lane per thread, phases, thread creations,
+    /// threads and queue over time, probes) as PNG.
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The same chart as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// Write a Chrome / Perfetto trace (open it at ui.perfetto.dev).
+    #[arg(long, value_name = "FILE.json")]
+    pub chrome: Option<PathBuf>,
     /// Print the summary as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -65,9 +77,14 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
-    if let Some(trace_path) = &args.trace
-        && let Err(e) = output::check_not_input(trace_path, &[args.scenario.as_path()])
-    {
+    let outputs = [&args.trace, &args.png, &args.svg, &args.chrome];
+    for path in outputs.into_iter().flatten() {
+        if let Err(e) = output::check_not_input(path, &[args.scenario.as_path()]) {
+            eprintln!("error: {e:#}");
+            return EXIT_INPUT;
+        }
+    }
+    if let Err(e) = output::check_distinct(&outputs) {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }
@@ -75,16 +92,43 @@ pub fn run(args: RunArgs) -> i32 {
         until: args.until_ms.map(SimDuration::from_ms),
         ..SimOptions::default()
     };
-    let result = engine::simulate(&scenario, &policy, &mut NullSink, &options);
+    let detail = args.png.is_some() || args.svg.is_some() || args.chrome.is_some();
+    let mut log = EventLog::default();
+    let result = if detail {
+        engine::simulate(&scenario, &policy, &mut log, &options)
+    } else {
+        engine::simulate(&scenario, &policy, &mut NullSink, &options)
+    };
     let summary = metrics::summarize(&result.trace);
 
-    if let Some(trace_path) = &args.trace {
-        let written = output::items_csv(&result.trace)
-            .and_then(|bytes| output::write_atomic(trace_path, &bytes));
-        if let Err(e) = written {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
+    // Render everything first, then write: a failure leaves no file behind.
+    let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
+    let rendered = (|| -> anyhow::Result<()> {
+        if let Some(path) = &args.trace {
+            files.push((path, output::items_csv(&result.trace)?));
         }
+        if args.png.is_some() || args.svg.is_some() {
+            let timeline = Timeline::build(&result.trace, Some(&log.events));
+            let panels = [(policy.name.clone(), timeline)];
+            if let Some(path) = &args.png {
+                files.push((path, render::render_png(&panels, &ChartOptions::default())?));
+            }
+            if let Some(path) = &args.svg {
+                let svg = render::render_svg(&panels, &ChartOptions::default())?;
+                files.push((path, svg.into_bytes()));
+            }
+        }
+        if let Some(path) = &args.chrome {
+            files.push((
+                path,
+                chrome_trace_json(&result.trace, Some(&log.events)).into_bytes(),
+            ));
+        }
+        Ok(())
+    })();
+    if let Err(e) = rendered.and_then(|()| output::write_all_atomic(&files)) {
+        eprintln!("error: {e:#}");
+        return EXIT_INPUT;
     }
 
     if args.json {
