@@ -1,11 +1,13 @@
 //! The machine's cores: processor sharing among runnable threads.
 //!
 //! Threads that run CPU work (`cpu_ms`) or busy-wait (`spin_ms`) are
-//! runnable. With `n` runnable threads on `cores` cores each gets
-//! `min(1, cores / n)` of a core, as a fair OS scheduler gives on average.
-//! CPU work of `w` core-nanoseconds therefore takes `w` when cores are free
-//! and longer when they are not; a spinner ends at its wall-clock deadline
-//! whatever its share, but its share still slows the others.
+//! runnable. A CPU job demands a whole core; a spinner demands
+//! `spin_percent` of one (`SpinWait` yields between short spins). With a
+//! total demand `n` on `cores` cores each job gets `min(1, cores / n)` of a
+//! core, as a fair OS scheduler gives on average. CPU work of `w`
+//! core-nanoseconds therefore takes `w` when cores are free and longer when
+//! they are not; a spinner ends at its wall-clock deadline whatever its
+//! share, but its share still slows the others.
 //!
 //! Cost is O(log n) per change: instead of rescaling every job, a single
 //! "virtual work" clock `v` advances at the per-thread rate, and each job
@@ -25,6 +27,8 @@ const FRAC_BITS: u32 = 32;
 pub struct Cpu {
     cores: u64,
     spinners: u64,
+    /// Demand of one spinner, percent of a core.
+    spin_percent: u64,
     /// Virtual work clock, ns << FRAC_BITS.
     virtual_work: u128,
     last_update: SimTime,
@@ -36,10 +40,11 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    pub fn new(cores: u32) -> Cpu {
+    pub fn new(cores: u32, spin_percent: u32) -> Cpu {
         Cpu {
             cores: u64::from(cores.max(1)),
             spinners: 0,
+            spin_percent: u64::from(spin_percent.clamp(1, 100)),
             virtual_work: 0,
             last_update: SimTime::ZERO,
             jobs: BinaryHeap::new(),
@@ -51,6 +56,11 @@ impl Cpu {
     /// Runnable threads (CPU work plus spinners).
     pub fn runnable(&self) -> u64 {
         self.jobs.len() as u64 + self.spinners
+    }
+
+    /// Total demand in percent of a core.
+    fn demand(&self) -> u128 {
+        u128::from(self.jobs.len() as u64 * 100 + self.spinners * self.spin_percent)
     }
 
     /// Core-nanoseconds used so far (call [`Cpu::advance`] first for an up-to-date value).
@@ -69,9 +79,9 @@ impl Cpu {
         if dt == 0 {
             return;
         }
-        let n = u128::from(self.runnable());
-        let cores = u128::from(self.cores);
-        self.busy_core_ns += dt * n.min(cores);
+        let n = self.demand();
+        let cores = u128::from(self.cores) * 100;
+        self.busy_core_ns += dt * n.min(cores) / 100;
         if !self.jobs.is_empty() {
             let dv = if n <= cores {
                 dt << FRAC_BITS
@@ -103,8 +113,8 @@ impl Cpu {
     pub fn next_completion(&self) -> Option<SimTime> {
         let Reverse((finish, _, _)) = self.jobs.peek()?;
         let remaining = finish.saturating_sub(self.virtual_work);
-        let n = u128::from(self.runnable());
-        let cores = u128::from(self.cores);
+        let n = self.demand();
+        let cores = u128::from(self.cores) * 100;
         let one = 1u128 << FRAC_BITS;
         let dt = if n <= cores {
             remaining.div_ceil(one)
@@ -152,7 +162,7 @@ mod tests {
 
     #[test]
     fn jobs_run_at_full_speed_when_cores_are_free() {
-        let mut cpu = Cpu::new(4);
+        let mut cpu = Cpu::new(4, 100);
         cpu.add_job(0, SimDuration::from_ms(10));
         cpu.add_job(1, SimDuration::from_ms(20));
         let done = run_until_done(&mut cpu);
@@ -165,7 +175,7 @@ mod tests {
 
     #[test]
     fn jobs_share_cores_when_outnumbering_them() {
-        let mut cpu = Cpu::new(2);
+        let mut cpu = Cpu::new(2, 100);
         for t in 0..4 {
             cpu.add_job(t, SimDuration::from_ms(10));
         }
@@ -179,7 +189,7 @@ mod tests {
 
     #[test]
     fn spinners_take_a_share_but_do_not_finish_as_jobs() {
-        let mut cpu = Cpu::new(1);
+        let mut cpu = Cpu::new(1, 100);
         cpu.add_spinner();
         cpu.add_job(7, SimDuration::from_ms(10));
         // One core shared by a spinner and a job: the job runs at half speed.
@@ -191,8 +201,17 @@ mod tests {
     }
 
     #[test]
+    fn a_spinner_demands_only_its_share_of_a_core() {
+        let mut cpu = Cpu::new(1, 10);
+        cpu.add_spinner();
+        cpu.add_job(1, SimDuration::from_ms(10));
+        // 110 % demand on one core: the job runs at 100/110 speed.
+        assert_eq!(cpu.next_completion(), Some(SimTime(11_000_000)));
+    }
+
+    #[test]
     fn uneven_sharing_never_runs_a_job_faster_than_one_core() {
-        let mut cpu = Cpu::new(3);
+        let mut cpu = Cpu::new(3, 100);
         for t in 0..7 {
             cpu.add_job(t, SimDuration::from_nanos(1_000_003 + u64::from(t) * 7));
         }

@@ -285,6 +285,7 @@ enum Owner {
 #[derive(Debug)]
 struct GroupState {
     submitted: u64,
+    finished: u64,
     next_at: SimTime,
     arrivals: Option<ChaCha8Rng>,
     pair: Option<u32>,
@@ -427,6 +428,8 @@ impl<'a, S: TraceSink> Core<'a, S> {
             .map(|g| {
                 let (start, arrivals) = match &g.arrival {
                     Arrival::At(at) => (*at, None),
+                    // Scheduled when the earlier group finishes.
+                    Arrival::After { .. } => (SimDuration(u64::MAX), None),
                     Arrival::Every { start, .. } => (*start, None),
                     Arrival::Poisson { start, .. } => (
                         *start,
@@ -463,6 +466,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
                 }
                 GroupState {
                     submitted: 0,
+                    finished: 0,
                     next_at: SimTime::ZERO + start,
                     arrivals,
                     pair,
@@ -486,7 +490,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
             now: SimTime::ZERO,
             seq: 0,
             events: BinaryHeap::new(),
-            cpu: Cpu::new(cores),
+            cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             threads: Vec::new(),
             main_thread: None,
@@ -977,7 +981,8 @@ impl<S: TraceSink> Engine<'_, S> {
         let limit = SimTime::ZERO + until;
         self.policy.start(&mut self.core);
         for g in 0..self.core.groups.len() {
-            if self.core.scenario.groups[g].count > 0 {
+            let group = &self.core.scenario.groups[g];
+            if group.count > 0 && !matches!(group.arrival, Arrival::After { .. }) {
                 let at = self.core.groups[g].next_at;
                 self.core.schedule(at, EventKind::Arrival(g as u32));
             }
@@ -1250,7 +1255,7 @@ impl<S: TraceSink> Engine<'_, S> {
             let state = &mut self.core.groups[g as usize];
             state.submitted += 1;
             match &group.arrival {
-                Arrival::At(_) => {}
+                Arrival::At(_) | Arrival::After { .. } => {}
                 Arrival::Every { every, .. } => state.next_at += *every,
                 Arrival::Poisson { per_second, .. } => {
                     if let Some(rng) = state.arrivals.as_mut() {

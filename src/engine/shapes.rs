@@ -322,6 +322,7 @@ impl<S: TraceSink> Engine<'_, S> {
         self.core
             .record(TraceEvent::ItemFinished { item, thread: t });
         let group = self.core.trace.items[i].group;
+        self.group_item_finished(group);
         if self.core.item_acquired[i]
             && let Some(sem) = self.core.groups[group as usize].semaphore
         {
@@ -340,6 +341,30 @@ impl<S: TraceSink> Engine<'_, S> {
             self.check_release(lp);
         }
         Flow::Done
+    }
+
+    /// Counts a finished item of group `g`; when it was the last, the groups
+    /// that follow it (`arrival = { after = ... }`) are due.
+    fn group_item_finished(&mut self, g: u32) {
+        let state = &mut self.core.groups[g as usize];
+        state.finished += 1;
+        if state.finished < self.core.scenario.groups[g as usize].count {
+            return;
+        }
+        let scenario = self.core.scenario;
+        for (h, group) in scenario.groups.iter().enumerate() {
+            if let crate::scenario::Arrival::After {
+                group: after,
+                delay,
+            } = group.arrival
+                && after == g as usize
+                && group.count > 0
+            {
+                let at = self.core.now + delay;
+                self.core.groups[h].next_at = at;
+                self.core.schedule(at, super::EventKind::Arrival(h as u32));
+            }
+        }
     }
 
     // ---- one-call APIs -------------------------------------------------

@@ -88,6 +88,11 @@ pub struct ThreadsConfig {
     /// Whether the scenario's `pool.min_threads` (`SetMinThreads`) changes
     /// injection. Mono accepts the call but keeps its own minimum.
     pub honours_set_min_threads: bool,
+    /// Share of a core (percent) a `SpinWait.SpinUntil` spinner (`spin_ms`)
+    /// uses: after ten short spins `SpinWait.SpinOnce` yields with
+    /// `Thread.Yield`, `Sleep(0)` and every 20th time `Sleep(1)`, so a
+    /// spinner ends on time yet mostly leaves its core to others.
+    pub spin_cpu_percent: u32,
 }
 
 /// When the gate thread's first tick comes after it starts.
@@ -228,8 +233,9 @@ pub struct Net20Config {
     /// than `creation_delay × creation_delay_growth^max(0, workers − cores)`.
     pub creation_delay: SimDuration,
     pub creation_delay_growth: f64,
-    /// The SP1 bug: the immediate (below-min) creation path is skipped while
-    /// a previously created thread has not started yet.
+    /// The SP1 bug: queueing creates a thread at once (below min) only while
+    /// the managed queue holds fewer than `2 × cores` items
+    /// (`tpWarmupCount`, which `SetMinThreads` did not raise yet).
     pub sp1_start_delay_bug: bool,
 }
 

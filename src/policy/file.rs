@@ -157,6 +157,7 @@ struct RawThreads {
     idle_timeout_ms: Option<Spanned<Number>>,
     dedicated_start_ms: Option<Spanned<Number>>,
     honours_set_min_threads: Option<Spanned<bool>>,
+    spin_cpu_percent: Option<Spanned<Number>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1137,6 +1138,14 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
                 flag,
             )
             .unwrap_or(true),
+        spin_cpu_percent: t
+            .get(
+                r,
+                "spin_cpu_percent",
+                &t.raw.spin_cpu_percent,
+                u32_in(1, 100),
+            )
+            .unwrap_or(100),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod file;
 pub mod gate;
 pub mod hill_climbing;
 pub mod mono;
+pub mod net20;
 pub mod portable;
 
 use crate::scenario::Scenario;
@@ -144,8 +145,7 @@ pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
         ModelKind::Portable => Box::new(portable::Portable::new(config, scenario)),
         ModelKind::Mono => Box::new(mono::Mono::new(config, scenario)),
         ModelKind::Dedicated => Box::new(dedicated::Dedicated::new(config, scenario)),
-        // Until its module lands, net20 runs the classic rules.
-        ModelKind::Net20 => Box::new(classic::Classic::new(config, scenario)),
+        ModelKind::Net20 => Box::new(net20::Net20::new(config, scenario)),
     }
 }
 

@@ -81,7 +81,7 @@
 //! latency (`threads.start_ms`), or three items pile up behind each
 //! unstarted thread; see `scenarios/seed-004-workaround-sleep1.toml`.
 
-use crate::policy::config::{FirstTick, GateConfig, PolicyConfig};
+use crate::policy::config::{FirstTick, GateConfig, PolicyConfig, TimerDispatch};
 use crate::policy::{Policy, PoolControl, PoolCounts, RequestCause, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
@@ -112,6 +112,9 @@ pub struct Net20 {
     creation_delay: SimDuration,
     creation_growth: f64,
     gate: GateConfig,
+    /// Whether a timer firing reaches the pool as a request the managed
+    /// queue does not count (`TimerDispatch::UnmanagedRequest`).
+    timer_outside_queue: bool,
     /// From the gate thread's creation to its first starvation check.
     first_check: SimDuration,
     gate_running: bool,
@@ -153,6 +156,7 @@ impl Net20 {
             creation_delay,
             creation_growth,
             gate: config.gate.clone(),
+            timer_outside_queue: config.timers.dispatch == TimerDispatch::UnmanagedRequest,
             first_check,
             gate_running: false,
             gate_generation: 0,
@@ -341,9 +345,10 @@ impl Policy for Net20 {
                 self.queued(pool, queued, immediate_allowed);
             }
             RequestCause::Timer => {
-                // The timer thread's native QueueUserWorkItem: one more request
-                // than the managed queue shows.
-                let queued = pool.counts().queued + 1;
+                // The timer thread's native QueueUserWorkItem (one more request
+                // than the managed queue shows when the firing is not queued
+                // there).
+                let queued = pool.counts().queued + u64::from(self.timer_outside_queue);
                 self.queued(pool, queued, true);
             }
             RequestCause::Dequeue => self.last_dequeue = pool.now(),

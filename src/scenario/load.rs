@@ -217,7 +217,8 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
         ),
         Some(list) => {
             for (i, g) in list.get_ref().iter().enumerate() {
-                groups.push(build_group(i, g, r));
+                let earlier: Vec<String> = groups.iter().map(|g: &Group| g.name.clone()).collect();
+                groups.push(build_group(i, g, &earlier, r));
             }
             check_group_names(list.get_ref(), &groups, r);
             check_total_items(list.get_ref(), &groups, r);
@@ -333,7 +334,7 @@ fn build_pool(p: &Spanned<RawPool>, r: &mut Report<'_>) -> PoolSettings {
     }
 }
 
-fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
+fn build_group(i: usize, g: &Spanned<RawGroup>, earlier: &[String], r: &mut Report<'_>) -> Group {
     let raw = g.get_ref();
     let path = format!("group[{i}]");
     let name = match &raw.name {
@@ -380,7 +381,7 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, r: &mut Report<'_>) -> Group {
         .unwrap_or(Origin::Main);
     let arrival = match &raw.arrival {
         None => Arrival::At(SimDuration::ZERO),
-        Some(a) => build_arrival(&format!("{path}.arrival"), a, r),
+        Some(a) => build_arrival(&format!("{path}.arrival"), a, earlier, r),
     };
     let body = match &raw.body {
         None => {
@@ -451,6 +452,7 @@ fn check_shape(
     if shape.one_call()
         && let Some(a) = &raw.arrival
         && a.get_ref().at_ms.is_none()
+        && a.get_ref().after.is_none()
     {
         let kind = if a.get_ref().every_ms.is_some() {
             Some("every_ms")
@@ -464,7 +466,7 @@ fn check_shape(
                 a.span(),
                 &format!("{path}.arrival"),
                 Problem::new(format!(
-                    "`{name}` is one {} call over all `count` items: its arrival must be `at_ms`, found `{kind}`",
+                    "`{name}` is one {} call over all `count` items: its arrival must be `at_ms` or `after`, found `{kind}`",
                     api_name(shape)
                 ))
                 .help("write arrival = { at_ms = N }; for calls at several times, write one group per call"),
@@ -562,18 +564,24 @@ fn build_throttle(path: &str, t: &Spanned<RawThrottle>, r: &mut Report<'_>) -> O
     })
 }
 
-fn build_arrival(path: &str, a: &Spanned<RawArrival>, r: &mut Report<'_>) -> Arrival {
+fn build_arrival(
+    path: &str,
+    a: &Spanned<RawArrival>,
+    earlier: &[String],
+    r: &mut Report<'_>,
+) -> Arrival {
     let raw = a.get_ref();
     let kinds = [
         ("at_ms", raw.at_ms.is_some()),
         ("every_ms", raw.every_ms.is_some()),
         ("poisson_per_s", raw.poisson_per_s.is_some()),
+        ("after", raw.after.is_some()),
     ];
     let given: Vec<&str> = kinds.iter().filter(|(_, s)| *s).map(|(k, _)| *k).collect();
-    let form_help = "write one of { at_ms = 0 }, { every_ms = 100, start_ms = 0 }, { poisson_per_s = 50, start_ms = 0 }";
+    let form_help = "write one of { at_ms = 0 }, { every_ms = 100, start_ms = 0 }, { poisson_per_s = 50, start_ms = 0 }, { after = \"earlier group\", delay_ms = 0 }";
     if given.len() != 1 {
         let message = if given.is_empty() {
-            "an arrival needs one of `at_ms`, `every_ms` or `poisson_per_s`".to_string()
+            "an arrival needs one of `at_ms`, `every_ms`, `poisson_per_s` or `after`".to_string()
         } else {
             format!(
                 "an arrival has one kind, found {}",
@@ -596,6 +604,58 @@ fn build_arrival(path: &str, a: &Spanned<RawArrival>, r: &mut Report<'_>) -> Arr
             })
         })
         .unwrap_or(SimDuration::ZERO);
+    if let Some(d) = &raw.delay_ms
+        && raw.after.is_none()
+    {
+        r.error(
+            d.span(),
+            &format!("{path}.delay_ms"),
+            Problem::new("`delay_ms` goes with `after`")
+                .help("use start_ms with every_ms or poisson_per_s, or at_ms for a fixed time"),
+        );
+    }
+    if let Some(after) = &raw.after {
+        if let Some(s) = &raw.start_ms {
+            r.error(
+                s.span(),
+                &format!("{path}.start_ms"),
+                Problem::new("`start_ms` goes with `every_ms` or `poisson_per_s`, not `after`")
+                    .help("write delay_ms = N to wait after the earlier group"),
+            );
+        }
+        let delay = raw
+            .delay_ms
+            .as_ref()
+            .and_then(|d| {
+                r.check(d, &format!("{path}.delay_ms"), |n| {
+                    n.duration(TimeUnit::Ms, false)
+                })
+            })
+            .unwrap_or(SimDuration::ZERO);
+        let group = r.check(after, &format!("{path}.after"), |name| {
+            earlier.iter().position(|g| g == name).ok_or_else(|| {
+                Problem::new(format!(
+                    "`after` names \"{name}\", which is not an earlier group"
+                ))
+                .help(if earlier.is_empty() {
+                    "the first group cannot wait for another: use at_ms".to_string()
+                } else {
+                    format!(
+                        "a group can follow one written before it: {}",
+                        earlier
+                            .iter()
+                            .map(|g| format!("\"{g}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            })
+        });
+        return Arrival::After {
+            group: group.unwrap_or(0),
+            delay,
+        };
+    }
     if let Some(at) = &raw.at_ms {
         if let Some(s) = &raw.start_ms {
             r.error(

@@ -166,6 +166,10 @@ pub enum Arrival {
     /// A Poisson process of `per_second` items per second from `start`,
     /// drawn from the run's `arrivals` stream.
     Poisson { start: SimDuration, per_second: f64 },
+    /// All at once, `delay` after the last item of an earlier group (by
+    /// index) finished: the next phase of the same program (seed 003 runs
+    /// its throttled pass after the unthrottled one, in one process).
+    After { group: usize, delay: SimDuration },
 }
 
 /// One step of a work item's body.

@@ -236,6 +236,8 @@ pub struct RawArrival {
     pub every_ms: Option<Spanned<Number>>,
     pub poisson_per_s: Option<Spanned<Number>>,
     pub start_ms: Option<Spanned<Number>>,
+    pub after: Option<Spanned<String>>,
+    pub delay_ms: Option<Spanned<Number>>,
 }
 
 /// One element of `body = [...]`: the string `"yield"` or a step table.
