@@ -5,5 +5,7 @@ mod common;
 mod determinism;
 mod invariants;
 mod render;
+mod reproduce;
 mod scenario_errors;
 mod seed_001;
+mod shapes;

@@ -1,0 +1,98 @@
+//! `poolsim reproduce`: every row of REFERENCE.md, published vs simulated.
+//!
+//! Every row must pass, except the misses listed below: each is a row the
+//! current models do not meet, with the reason; the test also fails if one
+//! of them starts passing, so the list stays true. Tolerances are
+//! REFERENCE.md's and are not changed here.
+
+use poolsim::reproduce::{Row, reproduce};
+
+/// (seed, case, policy): rows the models miss today, and why.
+const KNOWN_MISSES: &[(&str, &str, &str)] = &[
+    // .NET 6, Parallel.ForEach over Enumerable.Range: 7.05 s against ~9 s
+    // (-21.7 %). The replicator's per-replica chunking (1,1,1,2,2,2,4...)
+    // and a yield after every element spread items over more threads than
+    // the real run did; For (range chunks) gives 9.3 s.
+    ("000", "Parallel.ForEach in Task.Run", "net6"),
+    // Throttled pass after the unthrottled one: 7 probes fast, one waits
+    // 100 ms when the goal drops and every active thread runs a pair
+    // processor; makespan 4.00 s vs 4.69 s is within tolerance.
+    ("003", "sync, throttled, cold", "net-classic"),
+    // Async demo: 4.94 s vs 7.01 s (-29.5 %), first probe 57 % of the run
+    // (rule: 60 %). The model's SpinUntil ends exactly on time; on Windows
+    // its timeout is read from a 15.6 ms tick, which lengthens short spins.
+    ("003", "async, unthrottled", "net-classic"),
+    // SemaphoreSlim(8): probes all fast (pass), makespan 4.00 s vs 6.25 s
+    // (-36 %): 800 x 40 ms over 8 permits is 4.0 s; the published extra
+    // 2.25 s is not in the model (see the row above).
+    ("003", "async, SemaphoreSlim(8)", "net-classic"),
+];
+
+fn known_miss(r: &Row) -> bool {
+    KNOWN_MISSES
+        .iter()
+        .any(|(s, c, p)| r.seed == *s && r.case == *c && r.policy == *p)
+}
+
+#[test]
+fn every_reference_row_passes_except_the_documented_misses() {
+    let rows = reproduce(None);
+    for seed in ["000", "001", "002", "003", "004"] {
+        assert!(
+            rows.iter().any(|r| r.seed == seed),
+            "no row for seed {seed}"
+        );
+    }
+    let mut problems = Vec::new();
+    for r in &rows {
+        match (r.pass, known_miss(r)) {
+            (false, false) => problems.push(format!(
+                "FAIL seed {} {} [{}]: published {} simulated {} error {} (tolerance {})",
+                r.seed, r.case, r.policy, r.published, r.simulated, r.error, r.tolerance
+            )),
+            (true, true) => problems.push(format!(
+                "seed {} {} [{}] now passes: remove it from KNOWN_MISSES",
+                r.seed, r.case, r.policy
+            )),
+            _ => {}
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(
+        rows.iter().filter(|r| known_miss(r)).count(),
+        KNOWN_MISSES.len(),
+        "every known miss names an existing row"
+    );
+}
+
+#[test]
+fn seed_000_net6_is_about_three_times_faster_than_net5_except_plinq() {
+    let rows = reproduce(Some("000"));
+    let secs = |case: &str, policy: &str| -> f64 {
+        let r = rows
+            .iter()
+            .find(|r| r.case == case && r.policy == policy)
+            .unwrap_or_else(|| panic!("no row {case} {policy}"));
+        r.simulated.trim_end_matches(" s").parse().unwrap()
+    };
+    for case in [
+        "Task.Run x100 + WhenAll",
+        "Parallel.Invoke in Task.Run",
+        "Parallel.For in Task.Run",
+    ] {
+        let ratio = secs(case, "net5") / secs(case, "net6");
+        assert!(ratio > 2.0, "{case}: net5/net6 = {ratio:.2}");
+    }
+    let plinq = secs("PLINQ in Task.Run", "net5") / secs("PLINQ in Task.Run", "net6");
+    assert!(
+        (plinq - 1.0).abs() < 0.1,
+        "PLINQ gains nothing from net6: {plinq:.2}"
+    );
+}
+
+#[test]
+fn reproduce_is_deterministic() {
+    let a = serde_json::to_string(&reproduce(Some("004"))).unwrap();
+    let b = serde_json::to_string(&reproduce(Some("004"))).unwrap();
+    assert_eq!(a, b);
+}

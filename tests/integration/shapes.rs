@@ -1,0 +1,214 @@
+//! Submission shapes, throttles and phases behave as the TPL does.
+
+use poolsim::engine::{self, RunResult, SimOptions};
+use poolsim::policy::file::resolve_policy;
+use poolsim::scenario::load::parse_scenario;
+use poolsim::time::SimTime;
+use poolsim::trace::{NullSink, ThreadReason};
+
+fn run(text: &str, policy: &str) -> RunResult {
+    let scenario = parse_scenario(text, "shape.toml").unwrap_or_else(|e| panic!("{e}"));
+    let policy = resolve_policy(policy).unwrap();
+    let result = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+    assert!(result.outcome.is_completed(), "{:?}", result.outcome);
+    result
+}
+
+/// The most items running at one instant.
+fn max_concurrency(r: &RunResult) -> usize {
+    let mut edges: Vec<(SimTime, i32)> = Vec::new();
+    for i in &r.trace.items {
+        edges.push((i.started, 1));
+        edges.push((i.finished, -1));
+    }
+    edges.sort();
+    let (mut now, mut max) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        max = max.max(now);
+    }
+    max as usize
+}
+
+fn scenario(cores: u32, group: &str) -> String {
+    format!(
+        "[machine]\ncores = {cores}\n[pool]\npolicy = \"net5\"\n[[group]]\nname = \"g\"\n{group}\n"
+    )
+}
+
+#[test]
+fn plinq_runs_exactly_its_degree_of_parallelism() {
+    let r = run(
+        &scenario(
+            4,
+            "count = 40\nsubmit = \"plinq\"\nbody = [ { sleep_ms = 100 } ]",
+        ),
+        "net5",
+    );
+    assert_eq!(max_concurrency(&r), 4);
+    let r = run(
+        &scenario(
+            4,
+            "count = 40\nsubmit = \"plinq\"\nmax_degree = 2\nbody = [ { sleep_ms = 100 } ]",
+        ),
+        "net5",
+    );
+    assert_eq!(max_concurrency(&r), 2);
+}
+
+#[test]
+fn parallel_for_from_main_runs_its_root_replica_on_the_main_thread() {
+    let r = run(
+        &scenario(
+            2,
+            "count = 20\nsubmit = \"parallel-for\"\nbody = [ { cpu_ms = 10 } ]",
+        ),
+        "net5",
+    );
+    let main = r
+        .trace
+        .threads
+        .iter()
+        .find(|t| t.reason == ThreadReason::Main)
+        .expect("the main thread ran work");
+    assert!(r.trace.items.iter().any(|i| i.thread == main.thread));
+    assert!(
+        r.trace.items.iter().any(|i| i.thread != main.thread),
+        "replicas spread"
+    );
+}
+
+#[test]
+fn parallel_for_respects_max_degree() {
+    let r = run(
+        &scenario(
+            8,
+            "count = 64\nsubmit = \"parallel-for\"\nfrom = \"pool\"\nmax_degree = 3\nbody = [ { sleep_ms = 10 } ]",
+        ),
+        "net5",
+    );
+    assert!(max_concurrency(&r) <= 3, "{}", max_concurrency(&r));
+}
+
+#[test]
+fn throttles_cap_concurrency() {
+    for kind in ["concurrent-exclusive", "semaphore"] {
+        let r = run(
+            &scenario(
+                8,
+                &format!(
+                    "count = 50\nbody = [ {{ sleep_ms = 20 }} ]\nthrottle = {{ kind = \"{kind}\", limit = 3 }}"
+                ),
+            ),
+            "net5",
+        );
+        assert_eq!(max_concurrency(&r), 3, "{kind}");
+    }
+}
+
+#[test]
+fn a_throttled_policy_wraps_every_group() {
+    // With threads to spare (min 32), the throttle is what limits: 2 x cores.
+    let text = "[machine]\ncores = 8\n[pool]\npolicy = \"net5\"\nmin_threads = 32\n\
+        [[group]]\ncount = 50\nbody = [ { sleep_ms = 20 } ]\n";
+    let r = run(text, "net-classic-throttled");
+    assert_eq!(max_concurrency(&r), 16, "2 x cores");
+    let r = run(text, "net-classic");
+    assert_eq!(max_concurrency(&r), 32, "unthrottled");
+}
+
+#[test]
+fn new_thread_gives_every_item_its_own_thread() {
+    let r = run(
+        &scenario(
+            2,
+            "count = 12\nsubmit = \"new-thread\"\nbody = [ { sleep_ms = 50 } ]",
+        ),
+        "net5",
+    );
+    let dedicated = r
+        .trace
+        .threads
+        .iter()
+        .filter(|t| t.reason == ThreadReason::Dedicated)
+        .count();
+    assert_eq!(dedicated, 12);
+    assert_eq!(max_concurrency(&r), 12);
+}
+
+#[test]
+fn a_group_after_another_starts_when_it_ends() {
+    let text = "[machine]\ncores = 2\n[pool]\npolicy = \"net5\"\n\
+        [[group]]\nname = \"first\"\ncount = 5\nbody = [ { sleep_ms = 100 } ]\n\
+        [[group]]\nname = \"second\"\ncount = 5\narrival = { after = \"first\", delay_ms = 50 }\nbody = [ { sleep_ms = 10 } ]\n";
+    let r = run(text, "net5");
+    let last_first = r
+        .trace
+        .items
+        .iter()
+        .filter(|i| i.group == 0)
+        .map(|i| i.finished)
+        .max()
+        .unwrap();
+    let first_second = r
+        .trace
+        .items
+        .iter()
+        .filter(|i| i.group == 1)
+        .map(|i| i.queued)
+        .min()
+        .unwrap();
+    assert_eq!(first_second.as_nanos(), last_first.as_nanos() + 50_000_000);
+}
+
+#[test]
+fn cooperative_blocking_counts_task_waits_but_not_sleeps() {
+    let waits = scenario(4, "count = 40\nbody = [ { wait_ms = 1000 } ]");
+    let sleeps = scenario(4, "count = 40\nbody = [ { sleep_ms = 1000 } ]");
+    let threads_at = |r: &RunResult, ms: u64| {
+        r.trace
+            .threads
+            .iter()
+            .filter(|t| t.created <= SimTime::from_ms(ms))
+            .count()
+    };
+    let net6_waits = run(&waits, "net6");
+    let net6_sleeps = run(&sleeps, "net6");
+    let net5_waits = run(&waits, "net5");
+    // .NET 6 adds threads for Task.Wait within the first 400 ms, not for Sleep.
+    assert!(
+        threads_at(&net6_waits, 400) >= 12,
+        "{}",
+        threads_at(&net6_waits, 400)
+    );
+    assert!(
+        threads_at(&net6_sleeps, 400) <= 5,
+        "{}",
+        threads_at(&net6_sleeps, 400)
+    );
+    assert!(
+        threads_at(&net5_waits, 400) <= 5,
+        "{}",
+        threads_at(&net5_waits, 400)
+    );
+}
+
+#[test]
+fn mono_ignores_set_min_threads() {
+    let text = "[machine]\ncores = 2\n[pool]\npolicy = \"mono\"\nmin_threads = 20\n[[group]]\ncount = 10\nbody = [ { sleep_ms = 4000 } ]\n";
+    let r = run(text, "mono");
+    let starts: Vec<f64> = r
+        .trace
+        .items
+        .iter()
+        .map(|i| i.started.as_ms_f64())
+        .collect();
+    assert!(
+        starts[2] >= 499.0,
+        "the third item waits for the monitor: {starts:?}"
+    );
+    // One thread per monitor tick (500 ms), as measured on Mono 6.8.
+    for w in starts[2..8].windows(2) {
+        assert!((w[1] - w[0] - 500.0).abs() < 5.0, "{starts:?}");
+    }
+}
