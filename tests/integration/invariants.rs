@@ -6,10 +6,37 @@
 use proptest::prelude::*;
 
 use poolsim::engine::{self, SimOptions};
+use poolsim::policy::config::ThrottleKind;
 use poolsim::policy::file::resolve_policy;
 use poolsim::scenario::{
-    Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Step, Submit,
+    Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Step, Submit, Throttle,
 };
+
+/// Every built-in policy the generated scenarios run under.
+const POLICIES: &[&str] = &[
+    "net-classic",
+    "coreclr3-linux",
+    "net6",
+    "net8",
+    "mono",
+    "net20-sp1",
+    "net20",
+    "dedicated-threads",
+    "net-classic-throttled",
+    "net6-throttled",
+];
+
+const SHAPES: &[Submit] = &[
+    Submit::TaskRun,
+    Submit::QueueUserWorkItem,
+    Submit::WhenAll,
+    Submit::NewThread,
+    Submit::ParallelInvoke,
+    Submit::ParallelFor,
+    Submit::ParallelForEach,
+    Submit::Plinq,
+    Submit::ParallelForEachAsync,
+];
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{EventLog, TraceEvent};
 
@@ -43,21 +70,71 @@ fn arrival() -> impl Strategy<Value = Arrival> {
 fn group(index: usize) -> impl Strategy<Value = Group> {
     (
         1u64..40,
-        prop_oneof![Just(Submit::TaskRun), Just(Submit::QueueUserWorkItem)],
+        0..SHAPES.len(),
         prop_oneof![Just(Origin::Main), Just(Origin::Pool)],
         arrival(),
         prop::collection::vec(step(), 1..5),
+        prop::option::of(1u32..6),
+        prop::option::of((any::<bool>(), 1u32..6)),
+        any::<bool>(),
     )
-        .prop_map(move |(count, submit, from, arrival, body)| Group {
-            name: format!("g{index}"),
-            count,
-            submit,
-            from,
-            arrival,
-            body,
-            max_degree: None,
-            throttle: None,
-        })
+        .prop_map(
+            move |(count, shape, from, arrival, body, degree, throttle, follow)| {
+                let submit = SHAPES[shape];
+                // What the loader enforces: synchronous bodies for the
+                // parallel shapes, one call at one instant, max_degree and
+                // throttles only where the API has them.
+                let body = if submit.synchronous_body() {
+                    body.into_iter()
+                        .map(|st| match st {
+                            Step::Await(d) => Step::Sleep(d),
+                            Step::Yield => Step::Cpu(SimDuration::from_ms(1)),
+                            other => other,
+                        })
+                        .collect()
+                } else {
+                    body
+                };
+                let arrival = if index > 0 && follow {
+                    Arrival::After {
+                        group: index - 1,
+                        delay: SimDuration::from_ms(5),
+                    }
+                } else if submit.one_call() {
+                    Arrival::At(SimDuration::from_ms(10))
+                } else {
+                    arrival
+                };
+                let max_degree = if submit.one_call() { degree } else { None };
+                let throttleable = matches!(
+                    submit,
+                    Submit::TaskRun
+                        | Submit::QueueUserWorkItem
+                        | Submit::WhenAll
+                        | Submit::ParallelForEachAsync
+                );
+                let throttle = throttle
+                    .filter(|_| throttleable)
+                    .map(|(pair, limit)| Throttle {
+                        kind: if pair {
+                            ThrottleKind::ConcurrentExclusive
+                        } else {
+                            ThrottleKind::Semaphore
+                        },
+                        limit,
+                    });
+                Group {
+                    name: format!("g{index}"),
+                    count,
+                    submit,
+                    from,
+                    arrival,
+                    body,
+                    max_degree,
+                    throttle,
+                }
+            },
+        )
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -113,8 +190,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn every_run_keeps_the_invariants(s in scenario()) {
-        let policy = resolve_policy("net-classic").unwrap();
+    fn every_run_keeps_the_invariants(s in scenario(), which in 0..POLICIES.len()) {
+        let policy = resolve_policy(POLICIES[which]).unwrap();
         let mut log = EventLog::default();
         let result = engine::simulate(&s, &policy, &mut log, &SimOptions::default());
         let trace = &result.trace;
@@ -123,11 +200,21 @@ proptest! {
         // With a max_threads below what blocking items need, a run may
         // legitimately not finish (every thread blocked in a Wait whose timer
         // callback needs a pool thread); everything else must complete.
-        let can_deadlock = s.pool.max_threads.is_some()
-            && s.groups.iter().any(|g| g.body.iter().any(|st| matches!(st, Step::Wait(d) if *d > SimDuration::ZERO)));
+        // The same holds for a parallel call made on a pool thread, which
+        // blocks its thread until parts that need other threads are done.
+        let blocks_on_pool = |g: &Group| {
+            g.body.iter().any(|st| matches!(st, Step::Wait(d) if *d > SimDuration::ZERO))
+                || (g.from == Origin::Pool
+                    && g.submit.one_call()
+                    && g.submit != Submit::ParallelForEachAsync)
+        };
+        // (The limit may be the policy's own: .NET 2.0's 25 x cores.)
+        let (_, max_threads) = poolsim::policy::thread_limits(&policy, &s);
+        let can_deadlock = u64::from(max_threads) <= s.item_count() + 1
+            && s.groups.iter().any(blocks_on_pool);
         prop_assert!(
             result.outcome.is_completed() || can_deadlock,
-            "seed {}: {:?}", seed, result.outcome
+            "seed {} under {}: {:?}", seed, POLICIES[which], result.outcome
         );
         if result.outcome.is_completed() {
             prop_assert_eq!(trace.items.len() as u64, s.item_count(), "seed {}", seed);
@@ -178,9 +265,12 @@ proptest! {
             );
         }
 
-        // Never more threads than the maximum.
+        // Never more pool threads than the maximum (dedicated threads are
+        // outside the pool and counted with it, so runs with them are skipped).
+        let dedicated = policy.model == poolsim::policy::ModelKind::Dedicated
+            || s.groups.iter().any(|g| g.submit == Submit::NewThread);
         let (_, max) = poolsim::policy::thread_limits(&policy, &s);
-        for c in &trace.counts {
+        for c in trace.counts.iter().filter(|_| !dedicated) {
             prop_assert!(c.threads <= max, "seed {}: {} threads > max {}", seed, c.threads, max);
         }
     }
