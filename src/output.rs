@@ -28,6 +28,23 @@ fn canonical_or_self(p: &Path) -> PathBuf {
     fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// Refuses an output whose file name does not end in the format's
+/// extension (`--png x.jpg`): the flag decides the format, and a mismatch
+/// is almost always a mistake.
+pub fn check_extension(flag: &str, path: &Path, ext: &str) -> Result<()> {
+    let ok = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext));
+    if !ok {
+        bail!(
+            "{flag} writes {}: the file name must end in .{ext}, found {}",
+            ext.to_ascii_uppercase(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Refuses two outputs of one run that name the same file.
 pub fn check_distinct(outputs: &[&Option<PathBuf>]) -> Result<()> {
     let paths: Vec<PathBuf> = outputs

@@ -64,6 +64,15 @@ pub fn run(args: CompareArgs) -> i32 {
             return EXIT_INPUT;
         }
     }
+    let formats = [("--png", &args.png, "png"), ("--svg", &args.svg, "svg")];
+    for (flag, path, ext) in formats {
+        if let Some(path) = path
+            && let Err(e) = output::check_extension(flag, path, ext)
+        {
+            eprintln!("error: {e:#}");
+            return EXIT_INPUT;
+        }
+    }
     if let Err(e) = output::check_distinct(&outputs) {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;

@@ -223,3 +223,80 @@ fn a_policy_file_beside_the_scenario_is_found_and_used() {
     // A gate thread ticking twice as often injects more threads.
     assert!(v["threads_created"].as_u64().unwrap() > 8, "{v}");
 }
+
+#[test]
+fn compare_writes_identical_charts_twice_and_refuses_bad_formats() {
+    let dir = temp_dir("compare");
+    let a = dir.join("a.png");
+    let b = dir.join("b.png");
+    for path in [&a, &b] {
+        let o = poolsim(&[
+            "compare",
+            "scenarios/seed-001-burst.toml",
+            "--policy",
+            "net5",
+            "--policy",
+            "net6",
+            "--png",
+            path.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("net-classic") && out.contains("net6"), "{out}");
+    }
+    let png = std::fs::read(&a).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    assert_eq!(png, std::fs::read(&b).unwrap());
+
+    let bad = dir.join("chart.jpg");
+    let o = poolsim(&[
+        "compare",
+        "scenarios/seed-001-burst.toml",
+        "--policy",
+        "net5",
+        "--png",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(".png"), "{}", stderr(&o));
+    assert!(!bad.exists());
+}
+
+#[test]
+fn run_writes_png_svg_and_chrome_together() {
+    let dir = temp_dir("charts");
+    let (png, svg, chrome) = (dir.join("r.png"), dir.join("r.svg"), dir.join("r.json"));
+    let o = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--png",
+        png.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        "--chrome",
+        chrome.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    assert!(v["traceEvents"].as_array().is_some_and(|a| !a.is_empty()));
+}
+
+#[test]
+fn reproduce_prints_every_seed_and_refuses_an_unknown_one() {
+    let o = poolsim(&["reproduce", "001"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("seed 001") && out.contains("2 passed, 0 failed"),
+        "{out}"
+    );
+    let o = poolsim(&["reproduce", "009"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("000, 001, 002, 003, 004"),
+        "{}",
+        stderr(&o)
+    );
+}
