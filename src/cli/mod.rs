@@ -56,13 +56,15 @@ pub fn main() -> i32 {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Policies => {
-            for p in poolsim::policy::file::builtin_policies() {
+            let policies = poolsim::policy::file::builtin_policies();
+            let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            for p in policies {
                 let aliases = if p.aliases.is_empty() {
                     String::new()
                 } else {
                     format!(" (also: {})", p.aliases.join(", "))
                 };
-                println!("{:<16} {}{}", p.name, p.description, aliases);
+                println!("{:<width$}  {}{}", p.name, p.description, aliases);
             }
             0
         }
