@@ -40,5 +40,6 @@ pub mod policy;
 pub mod render;
 pub mod reproduce;
 pub mod scenario;
+pub mod sweep;
 pub mod time;
 pub mod trace;

@@ -18,6 +18,7 @@
 mod axis;
 mod canvas;
 pub mod gantt;
+pub mod lines;
 mod raster;
 mod style;
 pub mod timeline;
