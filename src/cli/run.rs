@@ -183,6 +183,19 @@ fn outcome_json(outcome: &Outcome) -> serde_json::Value {
         Outcome::Stalled { at, unfinished } => {
             json!({"kind": "stalled", "at_ms": at.as_ms_f64(), "unfinished": unfinished})
         }
+        Outcome::Deadlock {
+            at,
+            unfinished,
+            blocked,
+        } => json!({
+            "kind": "deadlock",
+            "at_ms": at.as_ms_f64(),
+            "unfinished": unfinished,
+            "blocked": blocked
+                .iter()
+                .map(|(t, i)| json!({"thread": t, "item": i}))
+                .collect::<Vec<_>>(),
+        }),
     }
 }
 
@@ -269,5 +282,36 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
             "STALLED       nothing left to happen at {:.1} ms, {unfinished} items unfinished",
             at.as_ms_f64()
         ),
+        Outcome::Deadlock {
+            at,
+            unfinished,
+            blocked,
+        } => {
+            let shown: Vec<String> = blocked
+                .iter()
+                .take(12)
+                .map(|(t, i)| match i {
+                    Some(i) => format!("thread {t} (item {i})"),
+                    None => format!("thread {t}"),
+                })
+                .collect();
+            println!(
+                "DEADLOCK      at {:.1} ms: all {} threads are blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
+                at.as_ms_f64(),
+                blocked.len()
+            );
+            println!(
+                "              blocked: {}{}",
+                shown.join(", "),
+                if blocked.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                }
+            );
+            println!(
+                "              raise pool.max_threads, or do not block pool threads on work that needs the pool (sync over async)"
+            );
+        }
     }
 }

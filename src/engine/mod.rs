@@ -90,6 +90,15 @@ pub enum Outcome {
     EventBudget { events: u64, unfinished: u64 },
     /// Nothing left to happen, yet items are unfinished.
     Stalled { at: SimTime, unfinished: u64 },
+    /// Every thread is blocked on work that needs a pool thread and the pool
+    /// may not create another (sync-over-async at `max_threads`, a timer
+    /// callback that can never run): nothing can ever progress.
+    Deadlock {
+        at: SimTime,
+        unfinished: u64,
+        /// Threads blocked, with the item each one is running (if any).
+        blocked: Vec<(ThreadId, Option<ItemId>)>,
+    },
 }
 
 impl Outcome {
@@ -616,6 +625,69 @@ impl<'a, S: TraceSink> Core<'a, S> {
         self.existing - self.idle.len() as u32
     }
 
+    /// Whether no thread can ever make progress again: the pool is at its
+    /// maximum with no idle, starting or retired thread, nothing runs on a
+    /// core or sleeps, no more work will arrive, and every thread is blocked
+    /// in a task wait or a join — waits that only pool work can end.
+    fn deadlocked(&self) -> bool {
+        if self.unfinished() == 0
+            || self.existing + (self.retired.len() as u32) < self.max_threads
+            || !self.idle.is_empty()
+            || !self.retired.is_empty()
+            || self.starting > 0
+            || self.cpu.runnable() > 0
+            || self.blocked_sleep > 0
+        {
+            return false;
+        }
+        // Work the main thread will still submit (a pool-origin group's
+        // submitter is pool work: queued, it waits like the rest).
+        let arrivals_pending = self
+            .scenario
+            .groups
+            .iter()
+            .zip(&self.groups)
+            .any(|(g, st)| {
+                let due_later = if g.submit.one_call() {
+                    st.call.is_none()
+                } else {
+                    st.submitted < g.count
+                };
+                g.from == Origin::Main && due_later && !matches!(g.arrival, Arrival::After { .. })
+            });
+        if arrivals_pending {
+            return false;
+        }
+        self.threads.iter().all(|t| match t.state {
+            ThreadState::Exited => true,
+            ThreadState::Active => match t.activity {
+                Activity::Wait | Activity::Join(_) => true,
+                // A main thread with nothing left to run is done, not stuck.
+                Activity::None => t.kind == ThreadKind::Main && t.frames.is_empty(),
+                _ => false,
+            },
+            _ => false,
+        })
+    }
+
+    fn blocked_threads(&self) -> Vec<(ThreadId, Option<ItemId>)> {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| {
+                t.state == ThreadState::Active
+                    && matches!(t.activity, Activity::Wait | Activity::Join(_))
+            })
+            .map(|(i, t)| {
+                let item = match t.frames.last() {
+                    Some(Frame::Item(item)) => Some(*item),
+                    _ => None,
+                };
+                (i as ThreadId, item)
+            })
+            .collect()
+    }
+
     fn unfinished(&self) -> u64 {
         self.items_total - self.items_finished
     }
@@ -997,6 +1069,13 @@ impl<S: TraceSink> Engine<'_, S> {
                 break Outcome::Completed;
             }
             let Some(Reverse((key, kind))) = self.core.events.pop() else {
+                if self.core.deadlocked() {
+                    break Outcome::Deadlock {
+                        at: self.core.now,
+                        unfinished: self.core.unfinished(),
+                        blocked: self.core.blocked_threads(),
+                    };
+                }
                 break Outcome::Stalled {
                     at: self.core.now,
                     unfinished: self.core.unfinished(),
@@ -1017,6 +1096,13 @@ impl<S: TraceSink> Engine<'_, S> {
             }
             events += 1;
             self.core.now = key.at;
+            if matches!(kind, EventKind::PolicyWake(_)) && self.core.deadlocked() {
+                break Outcome::Deadlock {
+                    at: self.core.now,
+                    unfinished: self.core.unfinished(),
+                    blocked: self.core.blocked_threads(),
+                };
+            }
             self.handle(kind);
         };
         let core = &mut self.core;

@@ -216,6 +216,15 @@ proptest! {
             result.outcome.is_completed() || can_deadlock,
             "seed {} under {}: {:?}", seed, POLICIES[which], result.outcome
         );
+        // And a run that cannot finish is recognised as such, not left to
+        // spin until the time limit.
+        prop_assert!(
+            matches!(
+                result.outcome,
+                engine::Outcome::Completed | engine::Outcome::Deadlock { .. } | engine::Outcome::Stalled { .. }
+            ),
+            "seed {} under {}: {:?}", seed, POLICIES[which], result.outcome
+        );
         if result.outcome.is_completed() {
             prop_assert_eq!(trace.items.len() as u64, s.item_count(), "seed {}", seed);
         }

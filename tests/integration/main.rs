@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod deadlock;
 mod determinism;
 mod invariants;
 mod render;
