@@ -205,6 +205,21 @@ impl LoadError {
         self.first.help.as_deref()
     }
 
+    /// The first diagnostic with TOML path `path`.
+    pub(crate) fn at_path(mut self, path: &str) -> LoadError {
+        self.first.path = Some(path.to_string());
+        self
+    }
+
+    /// The first diagnostic placed in `file` at byte `offset` of its `text`.
+    pub(crate) fn placed_in(mut self, file: &str, text: &str, offset: usize) -> LoadError {
+        let (line, column) = line_col(text, offset);
+        self.first.file = Some(file.to_string());
+        self.first.line = Some(line);
+        self.first.column = Some(column);
+        self
+    }
+
     /// This error's diagnostics, then `other`'s (another file's errors that
     /// explain this one, as a wrapping policy's base that does not load).
     pub fn followed_by(mut self, other: LoadError) -> LoadError {
@@ -259,6 +274,26 @@ impl From<String> for Problem {
     fn from(message: String) -> Problem {
         Problem::new(message)
     }
+}
+
+/// The byte span of the value at `keys` (a key of the top-level table,
+/// then of the table it holds, ...) in TOML `text`; `None` if the text does
+/// not parse or has no such value.
+pub(crate) fn value_span(text: &str, keys: &[&str]) -> Option<Range<usize>> {
+    let tree = DeTable::parse(text).ok()?;
+    let (last, tables) = keys.split_last()?;
+    let mut table = tree.get_ref();
+    for key in tables {
+        let (_, value) = table.iter().find(|(k, _)| k.get_ref() == key)?;
+        match value.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => return None,
+        }
+    }
+    table
+        .iter()
+        .find(|(k, _)| k.get_ref() == last)
+        .map(|(_, v)| v.span())
 }
 
 /// Line starts of a text, for many offset → line/column look-ups.
@@ -436,13 +471,96 @@ fn syntax_problem(e: &toml::de::Error, nodes: &[Node], lines: &Lines<'_>) -> Fou
             .and_then(|t| t.lines().next())
             .unwrap_or("")
     };
+    if message.starts_with("duplicate key")
+        && let Some(span) = e.span()
+    {
+        return duplicate_problem(span, nodes, lines, line_text, path);
+    }
     let problem = if let Some((message, help)) = explain_value_syntax(line_text) {
         Problem::new(message).help(help)
-    } else if message.starts_with("duplicate key") {
+    } else if message.contains("escape") || message.contains("unicode") {
+        Problem::new(format!("invalid TOML: {message}")).help(
+            "in \"...\" a backslash starts an escape (\\n, \\t, \\\\, \\\", \\uXXXX): double it, or use a literal string in single quotes: 'C:\\temp'",
+        )
+    } else if message.contains("basic string") || message.contains("literal string") {
+        Problem::new(format!("invalid TOML: {message}")).help(
+            "close the string on the same line; text over several lines goes in \"\"\"triple quotes\"\"\"",
+        )
+    } else if message.starts_with("unclosed table") {
         Problem::new(format!("invalid TOML: {message}"))
-            .help("each key and each [table] may appear only once")
+            .help("a table header is written on one line: [pool], or [[group]] for one of several")
+    } else if message.starts_with("missing comma")
+        && line_text
+            .get(..(lines.line_col(at).1 - 1))
+            .is_some_and(|s| s.trim().is_empty())
+    {
+        // The parser is still inside an inline table or array of an
+        // earlier line: that one is not closed.
+        Problem::new(format!("invalid TOML: {message}")).help(
+            "an inline table { ... } or array [ ... ] before this line is not closed: add its `}` or `]`",
+        )
     } else {
         Problem::new(format!("invalid TOML: {message}"))
+    };
+    Found { at, path, problem }
+}
+
+/// A key or table written twice: name it, its path and where it was first
+/// written (the parser says only "duplicate key").
+fn duplicate_problem(
+    span: Range<usize>,
+    nodes: &[Node],
+    lines: &Lines<'_>,
+    line_text: &str,
+    path: Option<String>,
+) -> Found {
+    let at = span.start;
+    let written = lines.text.get(span).unwrap_or("").trim();
+    let key = written.trim_matches(|c| c == '"' || c == '\'');
+    let is_table = line_text.trim_start().starts_with('[');
+    // The first one: the closest key of that name before this one.
+    let first = nodes
+        .iter()
+        .filter(|n| n.is_key && n.span.start < at)
+        .filter(|n| {
+            lines
+                .text
+                .get(n.span.clone())
+                .is_some_and(|k| k.trim().trim_matches(|c| c == '"' || c == '\'') == key)
+        })
+        .max_by_key(|n| n.span.start);
+    let path = path.or_else(|| first.map(|n| n.path.clone()));
+    let header = line_text.split('#').next().unwrap_or("").trim();
+    let first_line = if is_table {
+        // The tree keeps the later header's span: look for the earlier one.
+        let squeeze = |s: &str| {
+            s.split('#')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<String>()
+        };
+        let this_line = lines.line_col(at).0;
+        lines
+            .text
+            .lines()
+            .take(this_line.saturating_sub(1))
+            .position(|l| squeeze(l) == squeeze(header))
+            .map(|i| i + 1)
+    } else {
+        first.map(|n| lines.line_col(n.span.start).0)
+    };
+    let since = first_line.map_or(String::new(), |l| format!(", first written on line {l}"));
+    let problem = if is_table && !key.is_empty() {
+        Problem::new(format!("invalid TOML: duplicate table `{header}`{since}")).help(
+            "a table may appear only once: merge the two; for several of a kind write [[name]] (an array of tables), as [[group]]",
+        )
+    } else if !key.is_empty() {
+        Problem::new(format!("invalid TOML: duplicate key `{key}`{since}"))
+            .help("a key may appear only once in a table: remove one of them")
+    } else {
+        Problem::new("invalid TOML: duplicate key")
+            .help("each key and each [table] may appear only once")
     };
     Found { at, path, problem }
 }
@@ -489,7 +607,27 @@ fn serde_diagnostic(
         d.column = Some(column);
         d.path = path_at(nodes, span, lines, Tree::Whole);
     }
-    let (message, help) = humanize_serde_message(e.message().trim(), d.path.as_deref());
+    let (mut message, mut help) = humanize_serde_message(e.message().trim(), d.path.as_deref());
+    // An unknown key written as a table header is an unknown table.
+    if message.starts_with("unknown key `")
+        && let Some(span) = e.span()
+    {
+        let (line, _) = lines.line_col(span.start);
+        let start = lines.starts.get(line - 1).copied().unwrap_or(0);
+        let header = lines
+            .text
+            .get(start..)
+            .and_then(|t| t.lines().next())
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .unwrap_or("");
+        if header.starts_with('[') {
+            message = format!("unknown table `{header}`");
+            help = help.map(|h| {
+                h.replace("The keys allowed", "The keys and tables allowed")
+                    .replace("the keys allowed", "the keys and tables allowed")
+            });
+        }
+    }
     d.message = message;
     d.help = help;
     d
@@ -519,12 +657,35 @@ fn humanize_serde_message(message: &str, path: Option<&str>) -> (String, Option<
         };
         return (message, Some(help));
     }
+    if let Some(rest) = message.strip_prefix("invalid length ")
+        && let Some(i) = rest.find(", expected ")
+    {
+        // A table was wanted and an array (of that length) written.
+        let expected = describe_expected(rest.get(i + ", expected ".len()..).unwrap_or(""));
+        return (
+            format!("expected {expected}, found an array"),
+            Some("a table is written { key = value, ... }, an array [ ... ]".to_string()),
+        );
+    }
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some(i) = rest.rfind(", expected ")
         {
             let found = describe_unexpected(rest.get(..i).unwrap_or(""));
             let expected = describe_expected(rest.get(i + ", expected ".len()..).unwrap_or(""));
+            if let Some(n) = found.strip_prefix("the integer ")
+                && n.parse::<i64>().is_err()
+                && n.trim_start_matches('-')
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+            {
+                return (
+                    format!(
+                        "the integer {n} is out of range: TOML integers are 64-bit, from -9223372036854775808 to 9223372036854775807"
+                    ),
+                    Some("write a number in the range the key allows".to_string()),
+                );
+            }
             let message = format!("expected {expected}, found {found}");
             let last = path.and_then(|p| p.rsplit('.').next()).unwrap_or("");
             let help = if (last == "group" || last == "probe") && found == "a table" {
@@ -537,11 +698,19 @@ fn humanize_serde_message(message: &str, path: Option<&str>) -> (String, Option<
                 Some("put the value in quotes".to_string())
             } else if expected == "an array" && last.starts_with("body") {
                 Some("a body is a list of steps: body = [ { sleep_ms = 100 }, \"yield\" ]".into())
+            } else if expected.starts_with("\"yield\" or a step table") {
+                Some("a step is one of { cpu_ms = N }, { spin_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N } or \"yield\"".into())
             } else {
                 None
             };
             return (message, help);
         }
+    }
+    if message.ends_with("number overflowed") {
+        return (
+            "the number is too large for TOML: integers are 64-bit (at most 9223372036854775807), floats at most about 1.8e308".to_string(),
+            Some("write a number in the range the key allows".to_string()),
+        );
     }
     if let Some(rest) = message.strip_prefix("missing field ") {
         return (format!("missing key {rest}"), None);
@@ -572,6 +741,8 @@ fn describe_unexpected(s: &str) -> String {
         ("boolean ", "the boolean "),
     ] {
         if let Some(rest) = s.strip_prefix(serde_word) {
+            // `integer `18446744073709551616` as i128`: the number only.
+            let rest = rest.strip_suffix(" as i128").unwrap_or(rest);
             return format!("{toml_word}{}", rest.trim_matches('`'));
         }
     }
@@ -870,6 +1041,21 @@ mod tests {
     }
 
     #[test]
+    fn duplicates_are_named_with_their_first_line() {
+        let text = "[machine]\ncores = 4\ncores = 8\n[pool]\n[machine]\n";
+        let e = parse_document::<toml::Table>(text, "d.toml").unwrap_err();
+        let shown = e.to_string();
+        assert!(
+            shown.contains("d.toml:3:1: error at `machine.cores`: invalid TOML: duplicate key `cores`, first written on line 2"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("d.toml:5:2: error at `machine`: invalid TOML: duplicate table `[machine]`, first written on line 1"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn serde_messages_are_rewritten() {
         let (m, h) = humanize_serde_message(
             "unknown field `cors`, expected `cores`",
@@ -889,5 +1075,18 @@ mod tests {
         let (m, _) =
             humanize_serde_message("invalid type: map, expected a sequence", Some("group"));
         assert_eq!(m, "expected an array, found a table");
+        let (m, _) = humanize_serde_message(
+            "invalid type: integer `18446744073709551616` as i128, expected a number",
+            Some("group[0].count"),
+        );
+        assert!(
+            m.starts_with("the integer 18446744073709551616 is out of range"),
+            "{m}"
+        );
+        let (m, _) = humanize_serde_message(
+            "invalid length 1, expected a table like { at_ms = 0 }",
+            Some("group[0].arrival"),
+        );
+        assert_eq!(m, "expected a table like { at_ms = 0 }, found an array");
     }
 }

@@ -466,7 +466,9 @@ fn known_builtins() -> String {
 }
 
 /// Like [`resolve_policy`], but a relative policy path written in a scenario
-/// file is looked up beside that file first (`scenario_dir`).
+/// file is looked up beside that file first (`scenario_dir`), and an error
+/// about the name itself (unknown, file not found) names the scenario key
+/// it came from, `pool.policy`.
 pub fn resolve_policy_for_scenario(
     name_or_path: &str,
     scenario_dir: Option<&Path>,
@@ -483,13 +485,47 @@ pub fn resolve_policy_for_scenario(
             return load_policy(&beside);
         }
     }
-    resolve_policy(name_or_path)
+    resolve_in(name_or_path, scenario_dir.or(Some(Path::new("")))).map_err(|e| {
+        if e.file().is_none() && e.path().is_none() {
+            e.at_path("pool.policy")
+        } else {
+            e
+        }
+    })
+}
+
+/// Like [`resolve_policy_for_scenario`] for the scenario file at
+/// `scenario_file` (as the CLI has it): an error about the `policy` value
+/// itself also gives the scenario file, line and column of that value.
+pub fn resolve_policy_for_scenario_file(
+    name_or_path: &str,
+    scenario_file: &Path,
+) -> Result<PolicyConfig, LoadError> {
+    resolve_policy_for_scenario(name_or_path, scenario_file.parent()).map_err(|e| {
+        if e.file().is_some() {
+            return e;
+        }
+        let file = scenario_file.display().to_string();
+        let Ok(text) = std::fs::read_to_string(scenario_file) else {
+            return e;
+        };
+        match crate::error::value_span(&text, &["pool", "policy"]) {
+            Some(span) => e.placed_in(&file, &text, span.start),
+            None => e,
+        }
+    })
 }
 
 /// A built-in policy by name or alias (case-insensitive); else, if
 /// `name_or_path` looks like a path (contains `/` or `\`, or ends in
 /// `.toml`), the policy file there; else an error listing the known names.
 pub fn resolve_policy(name_or_path: &str) -> Result<PolicyConfig, LoadError> {
+    resolve_in(name_or_path, None)
+}
+
+/// [`resolve_policy`]; `scenario_dir` is `Some` when the name was written in
+/// a scenario file in that directory (for the help of a missing file).
+fn resolve_in(name_or_path: &str, scenario_dir: Option<&Path>) -> Result<PolicyConfig, LoadError> {
     let wanted = name_or_path.trim();
     let builtins = builtin_results();
     for (result, (file, _)) in builtins.iter().zip(BUILTIN) {
@@ -526,11 +562,23 @@ pub fn resolve_policy(name_or_path: &str) -> Result<PolicyConfig, LoadError> {
         if path.exists() {
             return load_policy(path);
         }
-        return Err(Diagnostic::new(format!("policy file \"{wanted}\" not found"))
-            .with_help(format!(
-                "check the path (relative paths start from the current directory), or use a built-in policy: {known}"
-            ))
-            .into());
+        let places = match scenario_dir {
+            Some(dir) if !dir.as_os_str().is_empty() && path.is_relative() => format!(
+                "a relative path is looked up beside the scenario file, in {}, then in the current directory",
+                dir.display()
+            ),
+            Some(_) if path.is_relative() => {
+                "a relative path is looked up beside the scenario file, then in the current directory".to_string()
+            }
+            _ => "relative paths start from the current directory".to_string(),
+        };
+        return Err(
+            Diagnostic::new(format!("policy file \"{wanted}\" not found"))
+                .with_help(format!(
+                    "check the path: {places}; or use a built-in policy: {known}"
+                ))
+                .into(),
+        );
     }
     let names = policies
         .iter()

@@ -117,10 +117,16 @@ pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
         let valid = e.utf8_error().valid_up_to();
         let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
         let (line, column) = line_col(&prefix, prefix.len());
-        let mut d = Diagnostic::new("the file is not valid UTF-8 text").in_file(file);
+        let byte = e.as_bytes().get(valid).copied().unwrap_or(0);
+        let mut d = Diagnostic::new(format!(
+            "the file is not valid UTF-8 text: byte 0x{byte:02X} is not part of a UTF-8 character"
+        ))
+        .in_file(file);
         d.line = Some(line);
         d.column = Some(column);
-        LoadError::new(d.with_help("save the file as UTF-8"))
+        LoadError::new(d.with_help(
+            "save the file as UTF-8 (a byte like 0xE9 is a Latin-1/Windows-1252 character)",
+        ))
     })
 }
 
@@ -129,6 +135,15 @@ pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
 pub fn parse_scenario(text: &str, file: &str) -> Result<Scenario, LoadError> {
     let raw: RawScenario = crate::error::parse_document(text, file)?;
     let mut report = Report::new(file, text);
+    if raw.is_empty() {
+        return Err(Diagnostic::new("the scenario file is empty: it has no keys or tables")
+            .in_file(file)
+            .at_offset(text, 0)
+            .with_help(
+                "a scenario needs [machine] with `cores`, [pool] with `policy` and at least one [[group]] with `count` and `body`; the files in scenarios/ are examples",
+            )
+            .into());
+    }
     let scenario = build_scenario(&raw, file, &mut report);
     report.finish(scenario)
 }
@@ -213,12 +228,23 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
         Some(list) if list.get_ref().is_empty() => r.error(
             list.span(),
             "group",
-            Problem::new("the scenario has no work: `group` is empty"),
+            Problem::new("the scenario has no work: `group` is empty").help(
+                "write each group as a [[group]] table with `count = 10` and `body = [ { sleep_ms = 100 } ]`",
+            ),
         ),
         Some(list) => {
+            // Every group's name as written (or its default), for `after`.
+            let names: Vec<String> = list
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(i, g)| match &g.get_ref().name {
+                    Some(n) => n.get_ref().clone(),
+                    None => format!("group{i}"),
+                })
+                .collect();
             for (i, g) in list.get_ref().iter().enumerate() {
-                let earlier: Vec<String> = groups.iter().map(|g: &Group| g.name.clone()).collect();
-                groups.push(build_group(i, g, &earlier, r));
+                groups.push(build_group(i, g, &names, r));
             }
             check_group_names(list.get_ref(), &groups, r);
             check_total_items(list.get_ref(), &groups, r);
@@ -334,7 +360,8 @@ fn build_pool(p: &Spanned<RawPool>, r: &mut Report<'_>) -> PoolSettings {
     }
 }
 
-fn build_group(i: usize, g: &Spanned<RawGroup>, earlier: &[String], r: &mut Report<'_>) -> Group {
+/// Group `i`; `names` are every group's names, for `after`.
+fn build_group(i: usize, g: &Spanned<RawGroup>, names: &[String], r: &mut Report<'_>) -> Group {
     let raw = g.get_ref();
     let path = format!("group[{i}]");
     let name = match &raw.name {
@@ -381,7 +408,7 @@ fn build_group(i: usize, g: &Spanned<RawGroup>, earlier: &[String], r: &mut Repo
         .unwrap_or(Origin::Main);
     let arrival = match &raw.arrival {
         None => Arrival::At(SimDuration::ZERO),
-        Some(a) => build_arrival(&format!("{path}.arrival"), a, earlier, r),
+        Some(a) => build_arrival(&format!("{path}.arrival"), a, i, names, r),
     };
     let body = match &raw.body {
         None => {
@@ -567,7 +594,8 @@ fn build_throttle(path: &str, t: &Spanned<RawThrottle>, r: &mut Report<'_>) -> O
 fn build_arrival(
     path: &str,
     a: &Spanned<RawArrival>,
-    earlier: &[String],
+    me: usize,
+    names: &[String],
     r: &mut Report<'_>,
 ) -> Arrival {
     let raw = a.get_ref();
@@ -632,8 +660,22 @@ fn build_arrival(
                 })
             })
             .unwrap_or(SimDuration::ZERO);
+        let earlier = names.get(..me).unwrap_or(names);
         let group = r.check(after, &format!("{path}.after"), |name| {
             earlier.iter().position(|g| g == name).ok_or_else(|| {
+                if names.get(me) == Some(name) {
+                    return Problem::new(format!(
+                        "`after` names \"{name}\", this group itself: a group cannot wait for its own items"
+                    ))
+                    .help("name an earlier group, or use at_ms for a fixed time");
+                }
+                if let Some(j) = names.iter().skip(me + 1).position(|g| g == name) {
+                    return Problem::new(format!(
+                        "`after` names \"{name}\", which is written later in the file (group[{}]): a group can follow only one written before it",
+                        me + 1 + j
+                    ))
+                    .help(format!("move this [[group]] below the one named \"{name}\""));
+                }
                 Problem::new(format!(
                     "`after` names \"{name}\", which is not an earlier group"
                 ))

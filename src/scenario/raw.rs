@@ -185,6 +185,19 @@ pub struct RawScenario {
     pub probe: Option<Spanned<Vec<Spanned<RawProbe>>>>,
 }
 
+impl RawScenario {
+    /// Nothing written: no key and no table (an empty or comment-only file).
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none()
+            && self.seed.is_none()
+            && self.until_ms.is_none()
+            && self.machine.is_none()
+            && self.pool.is_none()
+            && self.group.is_none()
+            && self.probe.is_none()
+    }
+}
+
 /// `[machine]`
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a table")]
