@@ -2,9 +2,11 @@
 
 mod cli;
 mod common;
+mod corpus;
 mod deadlock;
 mod determinism;
 mod invariants;
+mod metamorphic;
 mod render;
 mod reproduce;
 mod scenario_errors;
