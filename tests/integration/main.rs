@@ -7,6 +7,7 @@ mod deadlock;
 mod determinism;
 mod invariants;
 mod metamorphic;
+mod metamorphic;
 mod render;
 mod reproduce;
 mod scenario_errors;
