@@ -4,6 +4,7 @@
 mod compare;
 mod reproduce;
 mod run;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 
@@ -40,6 +41,12 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// List the built-in policies and what each models.
     Policies,
+    /// Run a scenario over a grid of parameter values (in parallel): a CSV
+    /// row per run, a chart of a metric against a key, the best point.
+    Sweep(sweep::SweepArgs),
+    /// Join the CSVs of `sweep --shard K/N` runs into the whole sweep's
+    /// CSV (byte for byte) and chart.
+    SweepMerge(sweep::SweepMergeArgs),
 }
 
 pub fn main() -> i32 {
@@ -55,6 +62,8 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(args),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::SweepMerge(args) => sweep::merge(args),
         Command::Policies => {
             let policies = poolsim::policy::file::builtin_policies();
             let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);

@@ -268,6 +268,8 @@ pub struct BestReport {
     pub points: usize,
     /// Points left out because a run did not complete.
     pub incomplete: usize,
+    /// Policies in the grid.
+    pub policies: usize,
 }
 
 /// Finds the best point of `table` under `objective`.
@@ -276,12 +278,16 @@ pub fn find_best(table: &SweepTable, objective: &Objective) -> BestReport {
     let mut baseline = None;
     let mut best: Option<PointStats> = None;
     let (mut feasible, mut points, mut incomplete) = (0, 0, 0);
+    let mut policies: Vec<String> = Vec::new();
     for s in stats {
         if s.point.is_none() {
             baseline = Some(s);
             continue;
         }
         points += 1;
+        if !policies.contains(&s.policy) {
+            policies.push(s.policy.clone());
+        }
         if s.completed < s.runs {
             incomplete += 1;
             continue;
@@ -314,6 +320,7 @@ pub fn find_best(table: &SweepTable, objective: &Objective) -> BestReport {
         feasible,
         points,
         incomplete,
+        policies: policies.len(),
     }
 }
 
@@ -351,6 +358,15 @@ fn point_text(s: &PointStats, keys: &[String]) -> String {
 }
 
 impl BestReport {
+    /// "points", or "points x policies" when there are several policies.
+    fn what(&self) -> &'static str {
+        if self.policies > 1 {
+            "points x policies"
+        } else {
+            "points"
+        }
+    }
+
     /// The report as printed by `poolsim sweep --best`.
     pub fn text(&self, keys: &[String]) -> String {
         let o = &self.objective;
@@ -360,8 +376,9 @@ impl BestReport {
         let Some(best) = &self.best else {
             let _ = writeln!(
                 out,
-                "  no point meets the constraints ({} points x policies{})",
+                "  no point meets the constraints ({} {}{})",
                 self.points,
+                self.what(),
                 if self.incomplete > 0 {
                     format!(", {} with a run that did not complete", self.incomplete)
                 } else {
@@ -430,19 +447,25 @@ impl BestReport {
                     } else {
                         format!("{} {direction}", human((v - b).abs()))
                     };
-                    let word = if better > 0.0 {
-                        "gain"
+                    let meets = misses.is_empty();
+                    let line = if better > 0.0 {
+                        format!("gain: {name} {relative} ({} -> {})", human(b), human(v))
                     } else if better == 0.0 {
-                        "no gain"
+                        format!("no gain: {name} as written is already {}", human(b))
+                    } else if meets {
+                        format!(
+                            "no gain: the scenario as written is better than every point of the grid ({name} {} against {})",
+                            human(b),
+                            human(v)
+                        )
                     } else {
-                        "loss"
+                        format!(
+                            "the price of meeting the constraints: {name} {relative} ({} -> {})",
+                            human(b),
+                            human(v)
+                        )
                     };
-                    let _ = writeln!(
-                        out,
-                        "{word}: {name} {relative} ({} -> {})",
-                        human(b),
-                        human(v)
-                    );
+                    let _ = writeln!(out, "{line}");
                 }
             }
             None => {
@@ -454,9 +477,10 @@ impl BestReport {
         }
         let _ = writeln!(
             out,
-            "{} of {} points x policies meet the constraints{}",
+            "{} of {} {} meet the constraints{}",
             self.feasible,
             self.points,
+            self.what(),
             if self.incomplete > 0 {
                 format!("; {} left out: a run did not complete", self.incomplete)
             } else {

@@ -137,7 +137,11 @@ pub fn chart(table: &SweepTable, spec: &PlotSpec) -> Result<LineChart, SweepErro
             Some((s.values[xcol]?.as_f64(), s.mean[m]?))
         });
         panels.push(LinePanel {
-            title: format!("{} — {}", metric.name, metric.about),
+            title: format!(
+                "{} — {}",
+                metric.name,
+                metric.about.split(" (").next().unwrap_or(metric.about)
+            ),
             lines,
             reference: baseline.and_then(|b| b.mean[m]),
             marker,

@@ -88,18 +88,74 @@ pub struct Plan {
     instances: Vec<Instance>,
 }
 
-/// Drops the line and column of a loader diagnostic about an edited
-/// document (they point into the re-serialized text, not the user's file).
+/// The diagnostics of a loader error about an edited document, without
+/// line and column (they point into the re-serialized text, not the
+/// user's file), as one block.
 fn without_location(e: &LoadError) -> String {
-    e.diagnostics()
+    let diags: Vec<String> = e
+        .diagnostics()
         .map(|d| {
             let mut d = d.clone();
             d.line = None;
             d.column = None;
             d.to_string()
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if diags.len() == 1 {
+        diags.join("")
+    } else {
+        diags
+            .iter()
+            .map(|d| format!("\n  {}", d.replace('\n', "\n  ")))
+            .collect()
+    }
+}
+
+/// The problems found while checking every grid point: the first few
+/// distinct ones, each with the first setting that shows it.
+#[derive(Default)]
+struct Problems {
+    /// (prefix, first setting, diagnostics, further settings with the same)
+    list: Vec<(String, String, String, usize)>,
+    hidden: usize,
+}
+
+impl Problems {
+    const SHOWN: usize = 5;
+
+    fn add(&mut self, prefix: String, at: String, diag: String) {
+        if let Some(p) = self.list.iter_mut().find(|p| p.0 == prefix && p.2 == diag) {
+            p.3 += 1;
+        } else if self.list.len() < Self::SHOWN {
+            self.list.push((prefix, at, diag, 0));
+        } else {
+            self.hidden += 1;
+        }
+    }
+
+    fn text(&self, failed: usize, total: usize, what: &str) -> String {
+        let mut out = String::new();
+        for (prefix, at, diag, more) in &self.list {
+            let others = match more {
+                0 => String::new(),
+                1 => " (and 1 other setting)".to_string(),
+                n => format!(" (and {n} other settings)"),
+            };
+            let at = match (at.is_empty(), diag.starts_with('\n')) {
+                (true, _) => String::new(),
+                (false, true) => format!("at {at}{others}:"),
+                (false, false) => format!("at {at}{others}: "),
+            };
+            out.push_str(&format!("{prefix}{at}{diag}\n"));
+        }
+        if self.hidden > 0 {
+            out.push_str(&format!("… and {} more problems\n", self.hidden));
+        }
+        out.push_str(&format!(
+            "refused before any run: {failed} of {total} {what} cannot be built"
+        ));
+        out
+    }
 }
 
 fn parse_table(text: &str, file: &str) -> Result<Table, SweepError> {
@@ -235,16 +291,11 @@ impl Plan {
                 .join(", ")
         };
 
-        let mut errors: Vec<String> = Vec::new();
+        let mut problems = Problems::default();
         let mut failed_points = 0usize;
         let mut scenario_cache: HashMap<Vec<usize>, Option<Arc<Scenario>>> = HashMap::new();
         let mut policy_cache: HashMap<(usize, Vec<usize>), Option<Arc<PolicyConfig>>> =
             HashMap::new();
-        fn note(errors: &mut Vec<String>, msg: String) {
-            if errors.len() < 5 && !errors.contains(&msg) {
-                errors.push(msg);
-            }
-        }
         let mut instances = Vec::with_capacity(points.len() * sources.len());
         for (p, src) in sources.iter().enumerate() {
             for point in &points {
@@ -264,18 +315,17 @@ impl Plan {
                             );
                         }
                         let result = serialize(&doc, file).and_then(|text| {
-                            parse_scenario(&text, file).map_err(|e| {
-                                SweepError::new(format!(
-                                    "at {}: {}",
-                                    describe(point, &scenario_axes),
-                                    without_location(&e)
-                                ))
-                            })
+                            parse_scenario(&text, file)
+                                .map_err(|e| SweepError::new(without_location(&e)))
                         });
                         match result {
                             Ok(s) => Some(Arc::new(s)),
                             Err(e) => {
-                                note(&mut errors, e.to_string());
+                                problems.add(
+                                    String::new(),
+                                    describe(point, &scenario_axes),
+                                    e.to_string(),
+                                );
                                 None
                             }
                         }
@@ -300,26 +350,21 @@ impl Plan {
                         };
                         let result = text.and_then(|text| {
                             parse_policy(&text, &src.file).map_err(|e| {
-                                let at = if policy_axes.is_empty() {
-                                    String::new()
+                                SweepError::new(if policy_axes.is_empty() {
+                                    e.to_string()
                                 } else {
-                                    format!("at {}: ", describe(point, &policy_axes))
-                                };
-                                SweepError::new(format!(
-                                    "--policy {}: {at}{}",
-                                    src.label,
-                                    if policy_axes.is_empty() {
-                                        e.to_string()
-                                    } else {
-                                        without_location(&e)
-                                    }
-                                ))
+                                    without_location(&e)
+                                })
                             })
                         });
                         match result {
                             Ok(c) => Some(Arc::new(c)),
                             Err(e) => {
-                                note(&mut errors, e.to_string());
+                                problems.add(
+                                    format!("--policy {}: ", src.label),
+                                    describe(point, &policy_axes),
+                                    e.to_string(),
+                                );
                                 None
                             }
                         }
@@ -331,17 +376,17 @@ impl Plan {
                 }
             }
         }
-        if !errors.is_empty() {
-            let mut msg = errors.join("\n");
-            msg.push_str(&format!(
-                "\nrefused before any run: {} of {} points x policies cannot be built",
+        if !problems.list.is_empty() {
+            let what = if sources.len() > 1 {
+                "grid points x policies"
+            } else {
+                "grid points"
+            };
+            return Err(SweepError::new(problems.text(
                 failed_points.max(1),
-                points.len() * sources.len()
-            ));
-            if errors.len() >= 5 {
-                msg.push_str(" (the first 5 distinct problems are shown)");
-            }
-            return Err(SweepError::new(msg));
+                points.len() * sources.len(),
+                what,
+            )));
         }
 
         let fingerprint = fingerprint(&[

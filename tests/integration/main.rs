@@ -13,3 +13,4 @@ mod reproduce;
 mod scenario_errors;
 mod seed_001;
 mod shapes;
+mod sweep;

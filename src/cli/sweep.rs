@@ -1,0 +1,567 @@
+//! `poolsim sweep` and `poolsim sweep-merge`: parameter sweeps in parallel,
+//! a CSV row per run, a chart of metrics against a swept key, the best
+//! point under constraints, and shards for spreading a sweep over machines.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use poolsim::output;
+use poolsim::render::lines::{render_lines_png, render_lines_svg};
+use poolsim::scenario::load::load_scenario;
+use poolsim::sweep::best::{aggregate, find_best, human};
+use poolsim::sweep::grid::{self, Shard};
+use poolsim::sweep::plot::{self, PlotSpec};
+use poolsim::sweep::table::metric_index;
+use poolsim::sweep::{METRICS, Objective, Plan, SweepInput, SweepTable, merge, run};
+
+use super::EXIT_INPUT;
+
+/// `println!` that ignores a closed stdout (`poolsim sweep … | head`).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// Exit code of a sweep stopped by Ctrl-C (its finished rows are written).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+const DEFAULT_CSV: &str = "output/sweep.csv";
+const DEFAULT_PNG: &str = "output/sweep.png";
+
+/// Set by Ctrl-C: runs not yet started are skipped.
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// KEY=VALUES: a numeric scenario key by its TOML path
+    /// (pool.min_threads, machine.cores, group.NAME.count,
+    /// group.NAME.throttle.limit, group[0].body[0].sleep_ms) or a policy key
+    /// (policy.hill_climbing.max_change_per_second, policy.throttle.limit);
+    /// VALUES a list (1,2,4), a range (1..64 or 1..64:4) or a geometric
+    /// range (1..64:*2). Several --set form a grid.
+    #[arg(long = "set", value_name = "KEY=VALUES", required = true)]
+    pub sets: Vec<String>,
+    /// A policy to sweep under (repeat for several; a line each): a
+    /// built-in name or a policy file. Default: the scenario's.
+    #[arg(long = "policy", short = 'p', value_name = "POLICY")]
+    pub policies: Vec<String>,
+    /// Runs per point, with seeds SEED, SEED+1, … (SEED: the scenario's
+    /// `seed` at that point): the CSV has every run, the chart the mean and
+    /// the spread.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seeds: u32,
+    /// The metric to chart (repeat for stacked panels; default makespan_ms):
+    /// completed, items, finished, makespan_ms, start_delay_p50_ms,
+    /// start_delay_p95_ms, start_delay_max_ms, start_delay_mean_ms,
+    /// threads_peak, threads_created, probes, probe_latency_first_ms,
+    /// probe_latency_max_ms, cpu_utilization.
+    #[arg(long = "metric", short = 'm', value_name = "METRIC")]
+    pub metrics: Vec<String>,
+    /// Find the best point: 'minimize METRIC [subject to METRIC < NUMBER
+    /// [and ...]]' (or maximize; <, <=, >, >=), judged by the mean over seeds.
+    #[arg(long, value_name = "EXPR")]
+    pub best: Option<String>,
+    /// The swept key on the chart's x axis (default: the first --set).
+    #[arg(long, value_name = "KEY")]
+    pub x: Option<String>,
+    /// The chart's title (default: "poolsim sweep of KEY").
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// Where to write the CSV (default output/sweep.csv; with --shard,
+    /// output/sweep-shard-K-of-N.csv).
+    #[arg(long, value_name = "FILE.csv")]
+    pub csv: Option<PathBuf>,
+    /// Where to draw the chart (default output/sweep.png).
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The chart as SVG too.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// Run only shard K of N: runs i with i % N == K-1. Join the shards'
+    /// CSVs with `poolsim sweep-merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepMergeArgs {
+    /// The shards' CSVs (`poolsim sweep --shard K/N` outputs).
+    #[arg(required = true, value_name = "SHARD.csv")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the merged CSV (default output/sweep.csv).
+    #[arg(long, value_name = "FILE.csv")]
+    pub csv: Option<PathBuf>,
+    /// Where to draw the chart (default output/sweep.png).
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The chart as SVG too.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// The metric to chart (repeat for stacked panels; default makespan_ms).
+    #[arg(long = "metric", short = 'm', value_name = "METRIC")]
+    pub metrics: Vec<String>,
+    /// Find the best point, as `sweep --best`.
+    #[arg(long, value_name = "EXPR")]
+    pub best: Option<String>,
+    /// The swept key on the chart's x axis (default: the first key).
+    #[arg(long, value_name = "KEY")]
+    pub x: Option<String>,
+    /// The chart's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// Merge even if some runs are in no input (an interrupted or missing shard).
+    #[arg(long)]
+    pub allow_partial: bool,
+}
+
+/// `1 point`, `2 points`, `2 policies`.
+fn plural(n: usize, word: &str) -> String {
+    match (n, word.strip_suffix('y')) {
+        (1, _) => format!("1 {word}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {word}s"),
+    }
+}
+
+/// Prints `error: …` and gives the bad-input exit code.
+fn refuse(message: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {message}");
+    EXIT_INPUT
+}
+
+/// The chart's metrics, the objective and the output paths: everything
+/// checked before any run starts.
+struct Outputs {
+    metrics: Vec<usize>,
+    objective: Option<Objective>,
+    csv: PathBuf,
+    png: Option<PathBuf>,
+    svg: Option<PathBuf>,
+}
+
+/// The output flags of `sweep` and `sweep-merge`.
+struct OutputFlags<'a> {
+    metrics: &'a [String],
+    best: Option<&'a str>,
+    csv: Option<PathBuf>,
+    default_csv: &'a str,
+    png: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    /// Draw the chart by default.
+    chart: bool,
+}
+
+fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, String> {
+    let OutputFlags {
+        metrics,
+        best,
+        csv,
+        default_csv,
+        png,
+        svg,
+        chart,
+    } = flags;
+    let names: Vec<&str> = if metrics.is_empty() {
+        vec!["makespan_ms"]
+    } else {
+        metrics.iter().map(String::as_str).collect()
+    };
+    let mut indices = Vec::new();
+    for name in names {
+        let i = metric_index(name).map_err(|e| format!("--metric {name}: {e}"))?;
+        if !indices.contains(&i) {
+            indices.push(i);
+        }
+    }
+    let objective = best.map(Objective::parse).transpose()?;
+    let csv_given = csv.is_some();
+    let png_given = png.is_some();
+    let csv = csv.unwrap_or_else(|| PathBuf::from(default_csv));
+    let png = match png {
+        Some(p) => Some(p),
+        None if chart => Some(PathBuf::from(DEFAULT_PNG)),
+        None => None,
+    };
+    let all = [Some(csv.clone()), png.clone(), svg.clone()];
+    for path in all.iter().flatten() {
+        output::check_not_input(path, inputs).map_err(|e| format!("{e:#}"))?;
+    }
+    let formats = [
+        ("--csv", Some(&csv), "csv"),
+        ("--png", png.as_ref(), "png"),
+        ("--svg", svg.as_ref(), "svg"),
+    ];
+    for (flag, path, ext) in formats {
+        if let Some(path) = path {
+            output::check_extension(flag, path, ext).map_err(|e| format!("{e:#}"))?;
+        }
+    }
+    output::check_distinct(&[&all[0], &all[1], &all[2]]).map_err(|e| format!("{e:#}"))?;
+    // The default directory is made; a given one must exist, checked now
+    // rather than after the runs.
+    for (path, given) in [(Some(&csv), csv_given), (png.as_ref(), png_given)] {
+        let Some(path) = path else { continue };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => continue,
+        };
+        if !dir.is_dir() {
+            if given {
+                return Err(format!(
+                    "cannot write {}: directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                ));
+            }
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+    }
+    if let Some(path) = &svg {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "cannot write {}: directory {} does not exist",
+                path.display(),
+                dir.display()
+            ));
+        }
+    }
+    Ok(Outputs {
+        metrics: indices,
+        objective,
+        csv,
+        png,
+        svg,
+    })
+}
+
+/// Renders and writes the CSV and charts of `table`; prints `--best`.
+fn finish(
+    table: &SweepTable,
+    out: &Outputs,
+    x: Option<&str>,
+    title: Option<&str>,
+    best_allowed: bool,
+) -> Result<(), String> {
+    let report = match (&out.objective, best_allowed) {
+        (Some(o), true) => Some(find_best(table, o)),
+        _ => None,
+    };
+    let spec = PlotSpec {
+        metrics: out.metrics.clone(),
+        x: x.map(str::to_string),
+        title: title.map(str::to_string),
+        best: report
+            .as_ref()
+            .and_then(|r| r.best.as_ref())
+            .and_then(|b| Some((b.point?, b.policy.clone()))),
+    };
+    let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
+    files.push((&out.csv, table.to_csv().map_err(|e| e.to_string())?));
+    if out.png.is_some() || out.svg.is_some() {
+        let chart = plot::chart(table, &spec).map_err(|e| e.to_string())?;
+        if let Some(path) = &out.png {
+            files.push((path, render_lines_png(&chart).map_err(|e| e.to_string())?));
+        }
+        if let Some(path) = &out.svg {
+            files.push((
+                path,
+                render_lines_svg(&chart)
+                    .map_err(|e| e.to_string())?
+                    .into_bytes(),
+            ));
+        }
+    }
+    output::write_all_atomic(&files).map_err(|e| format!("{e:#}"))?;
+    print_points(table, out.metrics[0]);
+    if let Some(r) = report {
+        say!();
+        say!("{}", r.text(&table.keys).trim_end());
+    }
+    let written: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    say!("wrote {}", written.join(", "));
+    Ok(())
+}
+
+/// The mean (and spread) of `metric` at every point, when there are few.
+fn print_points(table: &SweepTable, metric: usize) {
+    let stats = aggregate(table);
+    if stats.len() > 80 {
+        say!(
+            "{} points x policies: see the CSV for each",
+            stats.len().saturating_sub(1)
+        );
+        return;
+    }
+    let name = METRICS[metric].name;
+    let mut rows: Vec<Vec<String>> = vec![
+        std::iter::once("policy".to_string())
+            .chain(table.keys.iter().cloned())
+            .chain([
+                name.to_string(),
+                "lowest".into(),
+                "highest".into(),
+                "runs".into(),
+            ])
+            .collect(),
+    ];
+    for s in &stats {
+        let mut row = vec![match s.point {
+            None => format!("{} (as written)", s.policy),
+            Some(_) => s.policy.clone(),
+        }];
+        row.extend(
+            s.values
+                .iter()
+                .map(|v| v.map_or("-".to_string(), |v| v.to_string())),
+        );
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), human);
+        row.push(cell(s.mean[metric]));
+        row.push(cell(s.min[metric]));
+        row.push(cell(s.max[metric]));
+        row.push(if s.completed == s.runs {
+            s.runs.to_string()
+        } else {
+            format!("{} ({} incomplete)", s.runs, s.runs - s.completed)
+        });
+        rows.push(row);
+    }
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if c == 0 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        say!("{}", line.join("  "));
+    }
+}
+
+pub fn run(args: SweepArgs) -> i32 {
+    let mut axes = Vec::new();
+    for set in &args.sets {
+        match grid::parse_set(set) {
+            Ok(a) => axes.push(a),
+            Err(e) => return refuse(e),
+        }
+    }
+    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
+        Ok(s) => s,
+        Err(e) => return refuse(e),
+    };
+    if let Some(s) = shard {
+        if args.best.is_some() {
+            return refuse(format!(
+                "--best needs every run of the sweep, and --shard {s} runs a slice: use --best on `poolsim sweep-merge` of the shards"
+            ));
+        }
+        if args.png.is_some() || args.svg.is_some() {
+            return refuse(format!(
+                "--shard {s} runs a slice of the sweep: draw the chart with `poolsim sweep-merge` of the shards"
+            ));
+        }
+    }
+    if let Some(x) = &args.x
+        && !axes.iter().any(|a| a.key == x.trim())
+    {
+        let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
+        return refuse(format!(
+            "--x {x}: not a swept key; the keys are {}",
+            keys.join(", ")
+        ));
+    }
+    if args.jobs == Some(0) {
+        return refuse("--jobs 0: give at least 1 worker thread");
+    }
+    let default_csv = match shard {
+        Some(s) => format!("output/sweep-shard-{}-of-{}.csv", s.k, s.n),
+        None => DEFAULT_CSV.to_string(),
+    };
+    let flags = OutputFlags {
+        metrics: &args.metrics,
+        best: args.best.as_deref(),
+        csv: args.csv.clone(),
+        default_csv: &default_csv,
+        png: args.png.clone(),
+        svg: args.svg.clone(),
+        chart: shard.is_none(),
+    };
+    let outputs = match check_outputs(flags, &[args.scenario.as_path()]) {
+        Ok(o) => o,
+        Err(e) => return refuse(e),
+    };
+    if let Err(e) = load_scenario(&args.scenario) {
+        eprintln!("{e}");
+        return EXIT_INPUT;
+    }
+    let text = match std::fs::read_to_string(&args.scenario) {
+        Ok(t) => t,
+        Err(e) => return refuse(format!("cannot read {}: {e}", args.scenario.display())),
+    };
+    let input = SweepInput {
+        scenario_text: text,
+        scenario_file: args.scenario.display().to_string(),
+        axes,
+        policies: args.policies.clone(),
+        seeds: args.seeds,
+    };
+    let plan = match Plan::build(&input) {
+        Ok(p) => p,
+        Err(e) => return refuse(e),
+    };
+    let runs = plan.runs(shard);
+
+    // Ctrl-C: finish the runs in progress, skip the rest, keep the rows. A
+    // second Ctrl-C stops at once.
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED);
+        }
+    });
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(runs.len() as u64)
+    };
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise}  eta {eta}")
+    {
+        bar.set_style(style);
+    }
+    let threads = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let started = Instant::now();
+    let done = match run::execute(&plan, &runs, Some(threads), &CANCEL, &|| bar.inc(1)) {
+        Ok(d) => d,
+        Err(e) => {
+            bar.finish_and_clear();
+            return refuse(e);
+        }
+    };
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    let shard_note = shard.map_or(String::new(), |s| format!(" (shard {s})"));
+    say!(
+        "{}: {} of {} runs{shard_note} ({} x {} x {}, + {} as written) in {seconds:.2} s on {threads} threads",
+        plan.scenario_name,
+        done.rows.len(),
+        plan.total_runs(),
+        plural(plan.points.len(), "point"),
+        plural(plan.policies.len(), "policy"),
+        plural(plan.seeds as usize, "seed"),
+        plan.seeds,
+    );
+    let incomplete = done
+        .rows
+        .iter()
+        .filter(|r| r.metrics[0] != Some(1.0))
+        .count();
+    if incomplete > 0 {
+        say!(
+            "note: {incomplete} runs did not complete (time limit or stall): completed = 0 in the CSV, and --best leaves their points out"
+        );
+    }
+    let interrupted = done.interrupted;
+    let table = plan.table(done.rows);
+    if let Err(e) = finish(
+        &table,
+        &outputs,
+        args.x.as_deref(),
+        args.title.as_deref(),
+        !interrupted,
+    ) {
+        return refuse(e);
+    }
+    if interrupted {
+        eprintln!(
+            "interrupted: {} of {} runs finished; {} holds them",
+            table.rows.len(),
+            done.wanted,
+            outputs.csv.display()
+        );
+        return EXIT_INTERRUPTED;
+    }
+    0
+}
+
+pub fn merge(args: SweepMergeArgs) -> i32 {
+    let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    let flags = OutputFlags {
+        metrics: &args.metrics,
+        best: args.best.as_deref(),
+        csv: args.csv.clone(),
+        default_csv: DEFAULT_CSV,
+        png: args.png.clone(),
+        svg: args.svg.clone(),
+        chart: true,
+    };
+    let outputs = match check_outputs(flags, &inputs) {
+        Ok(o) => o,
+        Err(e) => return refuse(e),
+    };
+    let mut tables = Vec::new();
+    for path in &args.inputs {
+        let name = path.display().to_string();
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => return refuse(format!("cannot read {name}: {e}")),
+        };
+        match SweepTable::from_csv(&bytes, &name) {
+            Ok(t) => tables.push((name, t)),
+            Err(e) => return refuse(e),
+        }
+    }
+    let table = match merge::merge(&tables, args.allow_partial) {
+        Ok(t) => t,
+        Err(e) => return refuse(e),
+    };
+    if let Err(e) = plot::x_column(&table, args.x.as_deref()) {
+        return refuse(e);
+    }
+    say!(
+        "merged {} runs of {} from {} files (sweep {})",
+        table.rows.len(),
+        table.runs,
+        args.inputs.len(),
+        table.fingerprint
+    );
+    if let Err(e) = finish(
+        &table,
+        &outputs,
+        args.x.as_deref(),
+        args.title.as_deref(),
+        true,
+    ) {
+        return refuse(e);
+    }
+    0
+}
