@@ -471,7 +471,7 @@ pub fn run(args: SweepArgs) -> i32 {
     let seconds = started.elapsed().as_secs_f64();
     let shard_note = shard.map_or(String::new(), |s| format!(" (shard {s})"));
     say!(
-        "{}: {} of {} runs{shard_note} ({} x {} x {}, + {} as written) in {seconds:.2} s on {threads} threads",
+        "{}: {} of {} runs{shard_note} ({} x {} x {}, + {} as written) in {seconds:.2} s on {}",
         plan.scenario_name,
         done.rows.len(),
         plan.total_runs(),
@@ -479,6 +479,7 @@ pub fn run(args: SweepArgs) -> i32 {
         plural(plan.policies.len(), "policy"),
         plural(plan.seeds as usize, "seed"),
         plan.seeds,
+        plural(threads, "thread"),
     );
     let incomplete = done
         .rows
@@ -487,7 +488,8 @@ pub fn run(args: SweepArgs) -> i32 {
         .count();
     if incomplete > 0 {
         say!(
-            "note: {incomplete} runs did not complete (time limit or stall): completed = 0 in the CSV, and --best leaves their points out"
+            "note: {} did not complete (time limit or stall): completed = 0 in the CSV, and --best leaves their points out",
+            plural(incomplete, "run")
         );
     }
     let interrupted = done.interrupted;
