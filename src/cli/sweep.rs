@@ -31,6 +31,9 @@ macro_rules! say {
 /// Exit code of a sweep stopped by Ctrl-C (its finished rows are written).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// At most this many worker threads.
+const MAX_JOBS: usize = 1024;
+
 const DEFAULT_CSV: &str = "output/sweep.csv";
 const DEFAULT_PNG: &str = "output/sweep.png";
 
@@ -151,6 +154,8 @@ struct Outputs {
     csv: PathBuf,
     png: Option<PathBuf>,
     svg: Option<PathBuf>,
+    /// Default directories to create before writing.
+    make_dirs: Vec<PathBuf>,
 }
 
 /// The output flags of `sweep` and `sweep-merge`.
@@ -211,8 +216,10 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
         }
     }
     output::check_distinct(&[&all[0], &all[1], &all[2]]).map_err(|e| format!("{e:#}"))?;
-    // The default directory is made; a given one must exist, checked now
-    // rather than after the runs.
+    // The default directory is made (by `Outputs::make_dirs`, once the
+    // sweep is accepted); a given one must exist, checked now rather than
+    // after the runs.
+    let mut make_dirs = Vec::new();
     for (path, given) in [(Some(&csv), csv_given), (png.as_ref(), png_given)] {
         let Some(path) = path else { continue };
         let dir = match path.parent() {
@@ -227,8 +234,9 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
                     dir.display()
                 ));
             }
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            if !make_dirs.contains(&dir) {
+                make_dirs.push(dir);
+            }
         }
     }
     if let Some(path) = &svg {
@@ -249,7 +257,19 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
         csv,
         png,
         svg,
+        make_dirs,
     })
+}
+
+impl Outputs {
+    /// Creates the default output directory if it is missing.
+    fn make_dirs(&self) -> Result<(), String> {
+        for dir in &self.make_dirs {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        Ok(())
+    }
 }
 
 /// Renders and writes the CSV and charts of `table`; prints `--best`.
@@ -396,8 +416,12 @@ pub fn run(args: SweepArgs) -> i32 {
             keys.join(", ")
         ));
     }
-    if args.jobs == Some(0) {
-        return refuse("--jobs 0: give at least 1 worker thread");
+    if let Some(j) = args.jobs
+        && !(1..=MAX_JOBS).contains(&j)
+    {
+        return refuse(format!(
+            "--jobs {j}: give from 1 to {MAX_JOBS} worker threads"
+        ));
     }
     let default_csv = match shard {
         Some(s) => format!("output/sweep-shard-{}-of-{}.csv", s.k, s.n),
@@ -436,6 +460,9 @@ pub fn run(args: SweepArgs) -> i32 {
         Err(e) => return refuse(e),
     };
     let runs = plan.runs(shard);
+    if let Err(e) = outputs.make_dirs() {
+        return refuse(e);
+    }
 
     // Ctrl-C: finish the runs in progress, skip the rest, keep the rows. A
     // second Ctrl-C stops at once.
@@ -546,7 +573,10 @@ pub fn merge(args: SweepMergeArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return refuse(e),
     };
-    if let Err(e) = plot::x_column(&table, args.x.as_deref()) {
+    if let Err(e) = plot::x_column(&table, args.x.as_deref()).map(|_| ()) {
+        return refuse(e);
+    }
+    if let Err(e) = outputs.make_dirs() {
         return refuse(e);
     }
     say!(

@@ -241,7 +241,7 @@ fn geometric(item: &str, start: Value, end: Value, factor: Value) -> Result<Vec<
     }
     let (b, f) = (end.as_f64(), factor.as_f64());
     let mut x = start.as_f64();
-    while x <= b * (1.0 + 1e-12) {
+    while x.is_finite() && x <= b * (1.0 + 1e-12) {
         out.push(Value::Float(round_significant(x, 12)));
         if out.len() > MAX_VALUES {
             return Err(too_many(item));

@@ -28,7 +28,7 @@ use crate::sweep::{SweepError, fingerprint};
 use crate::trace::NullSink;
 
 /// At most this many runs in one sweep.
-pub const MAX_RUNS: usize = 10_000_000;
+pub const MAX_RUNS: usize = 5_000_000;
 /// At most this many (point, policy) pairs, each a validated scenario and policy.
 pub const MAX_POINTS: usize = 1_000_000;
 /// At most this many seeds per point.
@@ -274,7 +274,7 @@ impl Plan {
         let total = (points.len() * sources.len() + 1).saturating_mul(input.seeds as usize);
         if total > MAX_RUNS {
             return Err(SweepError::new(format!(
-                "the sweep has {total} runs, more than {MAX_RUNS}: sweep fewer values or seeds (or split it with --shard)"
+                "the sweep has {total} runs, more than {MAX_RUNS}: sweep fewer values, policies or seeds, or split the grid into several sweeps"
             )));
         }
 
