@@ -102,17 +102,34 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, LoadError> {
     parse_scenario(&text, &file)
 }
 
-/// Reads a UTF-8 text file, turning I/O and encoding failures into a
-/// [`LoadError`] naming `file`.
+/// Largest scenario or policy file read, in bytes: far above any real
+/// file, and a bound when the path is a device like `/dev/zero`.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a UTF-8 text file of at most [`MAX_FILE_BYTES`], turning I/O and
+/// encoding failures into a [`LoadError`] naming `file`.
 pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    use std::io::Read;
+    let cannot_read = |e: std::io::Error| {
         let d = Diagnostic::new(format!("cannot read the file: {e}")).in_file(file);
         if e.kind() == std::io::ErrorKind::NotFound {
             d.with_help("check the path; relative paths start from the current directory")
         } else {
             d
         }
-    })?;
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Diagnostic::new(format!(
+            "the file is larger than {} MiB: not a scenario or policy file",
+            MAX_FILE_BYTES >> 20
+        ))
+        .in_file(file)
+        .into());
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
@@ -1116,6 +1133,13 @@ every_ms = 500
         let e = load_scenario(Path::new("/nonexistent/dir/s.toml")).unwrap_err();
         assert_eq!(e.file(), Some("/nonexistent/dir/s.toml"));
         assert!(e.message().starts_with("cannot read the file"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_not_read_forever() {
+        let e = load_scenario(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.message().contains("larger than 64 MiB"), "{e}");
     }
 
     #[test]
