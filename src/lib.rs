@@ -34,6 +34,7 @@ pub mod chrome;
 pub mod coordination;
 pub mod engine;
 pub mod error;
+pub mod fuzz;
 pub mod metrics;
 pub mod output;
 pub mod policy;
