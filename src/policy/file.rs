@@ -815,13 +815,22 @@ fn thread_count(v: &NumberOrText) -> Result<ThreadCount, Problem> {
                 return Ok(ThreadCount::PerCore(1));
             }
             let k = t.strip_suffix("*cores").ok_or_else(bad)?;
-            let k: u32 = k.parse().map_err(|_| bad())?;
-            if k == 0 || k > MAX_PER_CORE {
-                return Err(Problem::new(format!(
-                    "the multiple of cores must be between 1 and {MAX_PER_CORE}, found {k}"
-                )));
+            let digits = k.strip_prefix('+').unwrap_or(k);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
             }
-            Ok(ThreadCount::PerCore(k))
+            // Any run of digits is a multiple; a huge one is out of range,
+            // not malformed.
+            digits
+                .parse::<u32>()
+                .ok()
+                .filter(|k| (1..=MAX_PER_CORE).contains(k))
+                .map(ThreadCount::PerCore)
+                .ok_or_else(|| {
+                    Problem::new(format!(
+                        "the multiple of cores must be between 1 and {MAX_PER_CORE}, found {digits}"
+                    ))
+                })
         }
     }
 }
