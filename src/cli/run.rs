@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// scenario's `until_ms` (default: 7 days).
     #[arg(long, value_name = "MS")]
     pub until_ms: Option<u64>,
+    /// Stop after this many simulated events (default: 2,000,000,000, far
+    /// beyond any real scenario; a run that hits it says so).
+    #[arg(long, value_name = "N")]
+    pub max_events: Option<u64>,
 }
 
 pub fn run(args: RunArgs) -> i32 {
@@ -103,7 +107,7 @@ pub fn run(args: RunArgs) -> i32 {
     }
     let options = SimOptions {
         until: args.until_ms.map(SimDuration::from_ms),
-        ..SimOptions::default()
+        max_events: args.max_events.unwrap_or(engine::DEFAULT_MAX_EVENTS),
     };
     let detail = args.png.is_some() || args.svg.is_some() || args.chrome.is_some();
     let mut log = EventLog::default();
@@ -276,7 +280,7 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
             at.as_ms_f64()
         ),
         Outcome::EventBudget { events, unfinished } => println!(
-            "INCOMPLETE    event budget of {events} spent with {unfinished} items unfinished"
+            "INCOMPLETE    event budget of {events} events spent with {unfinished} items unfinished (raise --max-events)"
         ),
         Outcome::Stalled { at, unfinished } => println!(
             "STALLED       nothing left to happen at {:.1} ms, {unfinished} items unfinished",

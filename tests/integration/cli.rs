@@ -300,3 +300,14 @@ fn reproduce_prints_every_seed_and_refuses_an_unknown_one() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_run_past_its_event_budget_says_so_and_exits_3() {
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--max-events", "5"]);
+    assert_eq!(o.status.code(), Some(3));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("event budget") && out.contains("--max-events"),
+        "{out}"
+    );
+}

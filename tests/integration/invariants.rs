@@ -187,7 +187,7 @@ fn min_duration(body: &[Step]) -> SimDuration {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(800))]
 
     #[test]
     fn every_run_keeps_the_invariants(s in scenario(), which in 0..POLICIES.len()) {
