@@ -12,9 +12,11 @@
 //! not simulated). A panic is a crash: the input and the message are saved in
 //! `output/fuzz-crashes/` (`crash-SEED-N.toml` and `.txt`, at most three per
 //! distinct message). An input taking more than 5 s is a hang, saved as
-//! `hang-SEED-N.toml`. The input being checked is kept in `last-input.toml`
-//! until the run ends, for a crash that kills the process (a stack
-//! overflow). Exit code 0 if nothing was found, 1 otherwise.
+//! `hang-SEED-N.toml`. Runs that stall (no event left, items unfinished,
+//! no deadlock) are saved as `stalled-SEED-N.toml` (the first five). The
+//! input being checked is kept in `last-input.toml` until the run ends, for
+//! a crash that kills the process (a stack overflow). Exit code 0 if
+//! nothing was found, 1 otherwise.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,10 @@ const HANG: Duration = Duration::from_secs(5);
 const GIVE_UP: Duration = Duration::from_secs(600);
 /// Saved inputs per distinct panic message.
 const SAVED_PER_CRASH: usize = 3;
+/// Saved inputs whose run stalled: the event queue ran dry with items
+/// unfinished and no deadlock to explain it (a lost wake-up, or a policy
+/// that never makes a thread). Not a crash, but worth a look.
+const SAVED_STALLS: u64 = 5;
 
 /// Where the last panic happened (set by the quiet panic hook).
 static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
@@ -190,6 +196,7 @@ fn main() {
     let mut stats = Stats::default();
     let mut crashes: BTreeMap<String, usize> = BTreeMap::new();
     let mut hangs = 0u64;
+    let mut stalls = 0u64;
     let mut slowest: Option<(Duration, Input)> = None;
     let last_input = args.out.join("last-input.toml");
     let start = Instant::now();
@@ -254,6 +261,18 @@ fn main() {
                     format!("panic: {key}\n{}", describe(&input, &generator)).as_bytes(),
                 );
                 println!("CRASH input {index}: {key}\n  saved {}", path.display());
+            }
+        }
+        if answer.verdict == Verdict::Simulated("stalled") {
+            stalls += 1;
+            if stalls <= SAVED_STALLS {
+                let path = args.out.join(format!("stalled-{}-{index}.toml", args.seed));
+                write(&path, &input.bytes);
+                write(
+                    &path.with_extension("txt"),
+                    format!("outcome: stalled\n{}", describe(&input, &generator)).as_bytes(),
+                );
+                println!("STALLED input {index}: saved {}", path.display());
             }
         }
         if slowest.as_ref().is_none_or(|(d, _)| answer.elapsed > *d) {
