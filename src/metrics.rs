@@ -7,7 +7,7 @@ use serde::Serialize;
 use statrs::statistics::{Data, OrderStatistics};
 
 use crate::time::SimTime;
-use crate::trace::Trace;
+use crate::trace::{ThreadReason, Trace};
 
 /// Percentiles of a set of durations, in milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -116,7 +116,12 @@ pub fn summarize(trace: &Trace) -> Summary {
         makespan_ms,
         start_delay_ms: Percentiles::of(delays),
         threads_peak,
-        threads_created: trace.threads.len(),
+        // The program's main thread is not created by the pool.
+        threads_created: trace
+            .threads
+            .iter()
+            .filter(|t| t.reason != ThreadReason::Main)
+            .count(),
         probes: latencies.len(),
         probe_latency_ms_max: latencies.iter().cloned().reduce(f64::max),
         probe_latency_ms_first: latencies.first().copied(),

@@ -190,7 +190,8 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     /// Queues continuation `cont` of `item` where its scheduler puts it:
-    /// the pair's queue for a task on a pair, else `where_` .
+    /// the pair's queue for a task on a pair, else `from`'s local queue (a
+    /// pool thread) or the global queue.
     fn queue_continuation(&mut self, item: ItemId, cont: u32, from: Option<ThreadId>) {
         if let Owner::Pair(p) = self.core.item_owner[item as usize] {
             self.pair_push(p, Work::Continuation(cont), None);
