@@ -2,11 +2,12 @@
 //! the stable toolchain.
 //!
 //! ```sh
-//! cargo run --release --example fuzz_scenarios -- [--seconds N] [--seed S] [--out DIR] [--max-items N]
+//! cargo run --release --example fuzz_scenarios -- [--seconds N] [--seed S] [--out DIR]
+//!     [--max-items N] [--seeds DIR]...
 //! ```
 //!
 //! Starts from every `.toml` in `scenarios/`, `tests/corpus/` and
-//! `policies/`, mutates them (see `poolsim::fuzz`), loads each input and
+//! `policies/` (or the `--seeds` directories), mutates them (see `poolsim::fuzz`), loads each input and
 //! simulates it if it loads (one simulated minute, two million events, no
 //! trace; scenarios over `--max-items`, default one million, are loaded but
 //! not simulated). A panic is a crash: the input and the message are saved in
@@ -45,6 +46,8 @@ struct Args {
     seed: u64,
     out: PathBuf,
     max_items: u64,
+    /// Seed directories; default `scenarios/`, `tests/corpus/`, `policies/`.
+    seeds: Vec<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -53,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         out: Path::new(env!("CARGO_MANIFEST_DIR")).join("output/fuzz-crashes"),
         max_items: Limits::default().max_items,
+        seeds: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -69,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--seed: {e}"))?
             }
             "--out" => args.out = PathBuf::from(value("--out")?),
+            "--seeds" => args.seeds.push(PathBuf::from(value("--seeds")?)),
             "--max-items" => {
                 args.max_items = value("--max-items")?
                     .parse()
@@ -76,7 +81,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "-h" | "--help" => {
                 return Err(
-                    "usage: fuzz_scenarios [--seconds N] [--seed S] [--out DIR] [--max-items N]"
+                    "usage: fuzz_scenarios [--seconds N] [--seed S] [--out DIR] [--max-items N] [--seeds DIR]..."
                         .to_string(),
                 );
             }
@@ -152,11 +157,15 @@ fn main() {
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dirs = [
-        root.join("scenarios"),
-        root.join("tests/corpus"),
-        root.join("policies"),
-    ];
+    let dirs = if args.seeds.is_empty() {
+        vec![
+            root.join("scenarios"),
+            root.join("tests/corpus"),
+            root.join("policies"),
+        ]
+    } else {
+        args.seeds.clone()
+    };
     let dir_refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
     let seeds = match load_seeds(&dir_refs) {
         Ok(s) if !s.is_empty() => s,
