@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use poolsim::sweep::grid::{Value, parse_set};
 use poolsim::sweep::run::execute;
@@ -402,7 +402,7 @@ fn a_cancelled_sweep_starts_no_more_runs() {
 }
 
 #[test]
-fn a_thousand_run_sweep_of_a_seed_scenario_finishes_in_seconds() {
+fn a_thousand_run_sweep_of_a_seed_scenario_runs_every_point() {
     let input = SweepInput {
         scenario_text: std::fs::read_to_string(repo_path(SCENARIO)).unwrap(),
         scenario_file: SCENARIO.to_string(),
@@ -410,16 +410,12 @@ fn a_thousand_run_sweep_of_a_seed_scenario_finishes_in_seconds() {
         policies: vec!["net5".into(), "net6".into()],
         seeds: 8,
     };
-    let started = Instant::now();
+    // Its speed is measured in a release build (README, "Speed"), not here.
     let plan = Plan::build(&input).unwrap();
     let runs = plan.runs(None);
     assert_eq!(runs.len(), 1032);
     let done = execute(&plan, &runs, None, &AtomicBool::new(false), &|| {}).unwrap();
     assert_eq!(done.rows.len(), 1032);
-    // About 0.15 s in a release build on 2 cores; a debug build on a busy
-    // machine gets a wide margin.
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(120), "took {took:?}");
 }
 
 #[cfg(unix)]
