@@ -229,6 +229,15 @@ proptest! {
             prop_assert_eq!(trace.items.len() as u64, s.item_count(), "seed {}", seed);
         }
 
+        // Determinism: a second run gives the same trace bytes.
+        let again = engine::simulate(&s, &policy, &mut poolsim::trace::NullSink, &SimOptions::default());
+        prop_assert_eq!(
+            poolsim::output::items_csv(trace).unwrap(),
+            poolsim::output::items_csv(&again.trace).unwrap(),
+            "seed {} under {}: two runs differ", seed, POLICIES[which]
+        );
+        prop_assert_eq!(&result.outcome, &again.outcome);
+
         // The clock never goes back.
         let mut last = SimTime::ZERO;
         for (at, _) in &log.events {
