@@ -715,8 +715,12 @@ fn check_inner(input: &[u8], kind: Kind, dir: &Path, limits: &Limits) -> Verdict
             let Ok(policy) = parse_policy(text, &file) else {
                 return Verdict::Refused;
             };
-            let scenario = parse_scenario(POLICY_PROBE_SCENARIO, "fuzz-probe.toml")
-                .expect("the policy probe scenario loads");
+            // The machine size varies with the input, so that per-core
+            // constants meet small and large machines.
+            let cores = [1, 2, 4, 8, 64][(fnv1a(input) % 5) as usize];
+            let text = POLICY_PROBE_SCENARIO.replace("cores = 4", &format!("cores = {cores}"));
+            let scenario =
+                parse_scenario(&text, "fuzz-probe.toml").expect("the policy probe scenario loads");
             (scenario, policy)
         }
     };
@@ -725,6 +729,13 @@ fn check_inner(input: &[u8], kind: Kind, dir: &Path, limits: &Limits) -> Verdict
     }
     let run = simulate(&scenario, &policy, &mut NullSink, &limits.options);
     Verdict::Simulated(outcome_kind(&run.outcome))
+}
+
+/// FNV-1a hash of `bytes`: a choice that depends on the input only.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01B3)
+    })
 }
 
 /// Whether a mutated scenario's policy may be resolved: a built-in name or
