@@ -8,7 +8,7 @@ use poolsim::chrome::chrome_trace_json;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
-use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario};
+use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::time::{SimDuration, SimTime};
@@ -72,7 +72,7 @@ pub fn run(args: RunArgs) -> i32 {
     // written in the scenario, beside the scenario file first.
     let policy = match &args.policy {
         Some(flag) => resolve_policy(flag),
-        None => resolve_policy_for_scenario(&scenario.pool.policy, args.scenario.parent()),
+        None => resolve_policy_for_scenario_file(&scenario.pool.policy, &args.scenario),
     };
     let policy = match policy {
         Ok(p) => p,
