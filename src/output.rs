@@ -28,6 +28,28 @@ fn canonical_or_self(p: &Path) -> PathBuf {
     fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// All the checks on a run's output files before anything runs: each
+/// `(flag, path, extension)` that is given must end in its extension (an
+/// empty extension is not checked), be none of `inputs`, and name a file
+/// no other output names.
+pub fn check_outputs(outputs: &[(&str, Option<&Path>, &str)], inputs: &[&Path]) -> Result<()> {
+    let given: Vec<(&str, &Path, &str)> = outputs
+        .iter()
+        .filter_map(|(flag, path, ext)| path.map(|p| (*flag, p, *ext)))
+        .collect();
+    for (flag, path, ext) in &given {
+        if !ext.is_empty() {
+            check_extension(flag, path, ext)?;
+        }
+        check_not_input(path, inputs)?;
+    }
+    let paths: Vec<Option<PathBuf>> = given
+        .iter()
+        .map(|(_, p, _)| Some(p.to_path_buf()))
+        .collect();
+    check_distinct(&paths.iter().collect::<Vec<_>>())
+}
+
 /// Refuses an output whose file name does not end in the format's
 /// extension (`--png x.jpg`): the flag decides the format, and a mismatch
 /// is almost always a mistake.

@@ -57,23 +57,11 @@ pub fn run(args: CompareArgs) -> i32 {
             }
         }
     }
-    let outputs = [&args.png, &args.svg];
-    for path in outputs.into_iter().flatten() {
-        if let Err(e) = output::check_not_input(path, &[args.scenario.as_path()]) {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
-    }
-    let formats = [("--png", &args.png, "png"), ("--svg", &args.svg, "svg")];
-    for (flag, path, ext) in formats {
-        if let Some(path) = path
-            && let Err(e) = output::check_extension(flag, path, ext)
-        {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
-    }
-    if let Err(e) = output::check_distinct(&outputs) {
+    let outputs = [
+        ("--png", args.png.as_deref(), "png"),
+        ("--svg", args.svg.as_deref(), "svg"),
+    ];
+    if let Err(e) = output::check_outputs(&outputs, &[args.scenario.as_path()]) {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }

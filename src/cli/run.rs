@@ -81,27 +81,13 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
-    let outputs = [&args.trace, &args.png, &args.svg, &args.chrome];
-    for path in outputs.into_iter().flatten() {
-        if let Err(e) = output::check_not_input(path, &[args.scenario.as_path()]) {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
-    }
-    let formats = [
-        ("--png", &args.png, "png"),
-        ("--svg", &args.svg, "svg"),
-        ("--chrome", &args.chrome, "json"),
+    let outputs = [
+        ("--trace", args.trace.as_deref(), ""),
+        ("--png", args.png.as_deref(), "png"),
+        ("--svg", args.svg.as_deref(), "svg"),
+        ("--chrome", args.chrome.as_deref(), "json"),
     ];
-    for (flag, path, ext) in formats {
-        if let Some(path) = path
-            && let Err(e) = output::check_extension(flag, path, ext)
-        {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
-    }
-    if let Err(e) = output::check_distinct(&outputs) {
+    if let Err(e) = output::check_outputs(&outputs, &[args.scenario.as_path()]) {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }

@@ -201,21 +201,12 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
         None if chart => Some(PathBuf::from(DEFAULT_PNG)),
         None => None,
     };
-    let all = [Some(csv.clone()), png.clone(), svg.clone()];
-    for path in all.iter().flatten() {
-        output::check_not_input(path, inputs).map_err(|e| format!("{e:#}"))?;
-    }
-    let formats = [
-        ("--csv", Some(&csv), "csv"),
-        ("--png", png.as_ref(), "png"),
-        ("--svg", svg.as_ref(), "svg"),
+    let outputs = [
+        ("--csv", Some(csv.as_path()), "csv"),
+        ("--png", png.as_deref(), "png"),
+        ("--svg", svg.as_deref(), "svg"),
     ];
-    for (flag, path, ext) in formats {
-        if let Some(path) = path {
-            output::check_extension(flag, path, ext).map_err(|e| format!("{e:#}"))?;
-        }
-    }
-    output::check_distinct(&[&all[0], &all[1], &all[2]]).map_err(|e| format!("{e:#}"))?;
+    output::check_outputs(&outputs, inputs).map_err(|e| format!("{e:#}"))?;
     // The default directory is made (by `Outputs::make_dirs`, once the
     // sweep is accepted); a given one must exist, checked now rather than
     // after the runs.
