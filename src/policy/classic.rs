@@ -32,7 +32,9 @@ use crate::engine::rng;
 use crate::policy::config::PolicyConfig;
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
-use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
+use crate::policy::{
+    Policy, PoolControl, RequestCause, maybe_add_working_worker, move_goal, thread_limits,
+};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ThreadId, ThreadReason};
@@ -135,19 +137,12 @@ impl Classic {
         }
     }
 
-    /// `MaybeAddWorkingWorker`: one more working thread if below the goal.
     fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
-        if pool.counts().working < self.goal {
-            pool.add_worker(reason);
-        }
+        maybe_add_working_worker(pool, self.goal, reason);
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        let goal = goal.clamp(self.min, self.max);
-        if goal != self.goal {
-            self.goal = goal;
-            pool.goal_changed(goal, reason);
-        }
+        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
     }
 }
 

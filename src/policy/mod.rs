@@ -149,6 +149,30 @@ pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
     }
 }
 
+/// Moves a thread goal to `goal` clamped to `[min, max]` and records a
+/// change in the trace (the goal bookkeeping every goal-based model shares).
+pub fn move_goal(
+    current: &mut u32,
+    (min, max): (u32, u32),
+    pool: &mut dyn PoolControl,
+    goal: u32,
+    reason: &'static str,
+) {
+    let goal = goal.clamp(min.min(max), max);
+    if goal != *current {
+        *current = goal;
+        pool.goal_changed(goal, reason);
+    }
+}
+
+/// `MaybeAddWorkingWorker`: one more working thread (an idle one released,
+/// else a new one) while fewer than `goal` threads work.
+pub fn maybe_add_working_worker(pool: &mut dyn PoolControl, goal: u32, reason: ThreadReason) {
+    if pool.counts().working < goal {
+        pool.add_worker(reason);
+    }
+}
+
 /// Default and overridden thread limits: `SetMinThreads` clamps to at least
 /// 1 (and is ignored where the runtime ignores it), `SetMaxThreads` to at
 /// least min.

@@ -29,7 +29,7 @@ use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::PolicyConfig;
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::Transition;
-use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
+use crate::policy::{Policy, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
 use crate::trace::{ThreadId, ThreadReason};
@@ -95,11 +95,7 @@ impl Mono {
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        let goal = goal.clamp(self.min, self.max);
-        if goal != self.goal {
-            self.goal = goal;
-            pool.goal_changed(goal, reason);
-        }
+        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
     }
 }
 

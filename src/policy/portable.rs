@@ -28,7 +28,10 @@ use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::{BlockingConfig, PolicyConfig};
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::Transition;
-use crate::policy::{BlockKind, Policy, PoolControl, RequestCause, thread_limits};
+use crate::policy::{
+    BlockKind, Policy, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
+    thread_limits,
+};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ThreadId, ThreadReason};
@@ -95,18 +98,11 @@ impl Portable {
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        let goal = goal.clamp(self.min.min(self.max), self.max);
-        if goal != self.goal {
-            self.goal = goal;
-            pool.goal_changed(goal, reason);
-        }
+        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
     }
 
-    /// `MaybeAddWorkingWorker`: wake or create one thread while processing < goal.
     fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
-        if pool.counts().working < self.goal {
-            pool.add_worker(reason);
-        }
+        maybe_add_working_worker(pool, self.goal, reason);
     }
 
     fn schedule_adjustment(&mut self, pool: &mut dyn PoolControl, after: SimDuration) {
