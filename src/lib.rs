@@ -35,6 +35,7 @@ pub mod coordination;
 pub mod engine;
 pub mod error;
 pub mod fuzz;
+pub mod measure;
 pub mod metrics;
 pub mod output;
 pub mod policy;

@@ -5,6 +5,7 @@
 //! [`model`] types. Every error names the file, the line and column, and the
 //! TOML path of the offending value.
 
+pub mod arrivals;
 pub mod load;
 pub mod model;
 pub mod raw;
