@@ -2,7 +2,7 @@
 //! the same instants the engine uses, for the real runners (a plan for the
 //! CLR harness, the native pool) that must submit at those instants too.
 
-use rand::Rng;
+use rand::RngExt;
 
 use super::model::{Arrival, Scenario};
 use crate::engine::rng;
