@@ -45,3 +45,4 @@ pub mod scenario;
 pub mod sweep;
 pub mod time;
 pub mod trace;
+pub mod validate;

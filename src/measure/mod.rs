@@ -2,4 +2,158 @@
 //! 3.1, .NET 8 through the CLR harness, or the native Rust pool), read back
 //! into the simulator's own [`crate::trace::Trace`].
 
+pub mod clr;
+pub mod measured;
 pub mod native;
+pub mod plan;
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::policy::PolicyConfig;
+use crate::scenario::Scenario;
+use measured::Measured;
+
+/// A real thread pool to run a scenario on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Runtime {
+    /// Mono 6.8 (Debian's `mono-runtime`).
+    Mono,
+    /// .NET Core 3.1.23: the classic native pool of .NET Core 3.x / .NET 5.
+    Coreclr3,
+    /// .NET 8.0.4: the portable managed pool of .NET 6 and later.
+    Net8,
+    /// poolsim's own pool on OS threads, driven by a policy model.
+    Native,
+}
+
+impl Runtime {
+    pub const ALL: [Runtime; 4] = [Runtime::Mono, Runtime::Coreclr3, Runtime::Net8, Runtime::Native];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Mono => "mono",
+            Runtime::Coreclr3 => "coreclr3",
+            Runtime::Net8 => "net8",
+            Runtime::Native => "native",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Runtime> {
+        Runtime::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// The policy that models this runtime's pool (`None`: native, which
+    /// runs the policy it is given).
+    pub fn policy(self) -> Option<&'static str> {
+        match self {
+            Runtime::Mono => Some("mono"),
+            Runtime::Coreclr3 => Some("coreclr3-linux"),
+            Runtime::Net8 => Some("net8"),
+            Runtime::Native => None,
+        }
+    }
+}
+
+/// Why a real run did not give a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error("{runtime} is not installed (looked for {looked}); install it with `{install}`")]
+    Missing {
+        runtime: String,
+        looked: String,
+        install: String,
+    },
+    #[error("cannot run this scenario for real: {0}")]
+    Unsupported(String),
+    #[error("compiling the harness with mcs failed:\n{0}")]
+    Compile(String),
+    #[error("the run passed its wall-clock limit of {0:?} and was killed")]
+    TimedOut(Duration),
+    #[error("{runtime} failed (exit {code:?}): {stderr}")]
+    Harness {
+        runtime: String,
+        code: Option<i32>,
+        stderr: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl MeasureError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> MeasureError {
+        MeasureError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// Options of a measurement.
+#[derive(Clone, Debug)]
+pub struct MeasureOptions {
+    /// Wall-clock limit of one run.
+    pub timeout: Duration,
+    /// Thread-count sample period.
+    pub sample: Duration,
+}
+
+impl Default for MeasureOptions {
+    fn default() -> Self {
+        MeasureOptions {
+            timeout: Duration::from_secs(300),
+            sample: Duration::from_millis(10),
+        }
+    }
+}
+
+/// Runs `scenario` once on `runtime`. `policy`: the policy the native pool
+/// runs (required for native), or whose settings a CLR run applies
+/// (min threads, `Blocking.*`, `MONO_THREADS_PER_CPU`, a default throttle).
+pub fn measure_once(
+    runtime: Runtime,
+    scenario: &Scenario,
+    policy: Option<&PolicyConfig>,
+    opts: &MeasureOptions,
+) -> Result<Measured, MeasureError> {
+    match runtime {
+        Runtime::Native => {
+            let policy = policy.ok_or_else(|| {
+                MeasureError::Unsupported("the native pool needs a policy to run".into())
+            })?;
+            let trace = native::run_native(
+                scenario,
+                policy,
+                &native::NativeOptions {
+                    timeout: opts.timeout,
+                    sample_every: opts.sample,
+                },
+            )
+            .map_err(|e| match e {
+                native::NativeError::TimedOut(d) => MeasureError::TimedOut(d),
+                other => MeasureError::Unsupported(other.to_string()),
+            })?;
+            Ok(Measured {
+                trace,
+                runtime_version: format!("poolsim native pool {}", env!("CARGO_PKG_VERSION")),
+                processors: scenario.machine.cores,
+                threads_source: "native".into(),
+                header: Vec::new(),
+                complete: true,
+            })
+        }
+        rt => clr::run(
+            rt,
+            scenario,
+            policy,
+            &clr::ClrOptions {
+                timeout: opts.timeout,
+                sample_us: opts.sample.as_micros() as u64,
+                keep_dir: None,
+            },
+        ),
+    }
+}
