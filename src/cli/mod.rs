@@ -2,9 +2,11 @@
 //! library calls, and the results printed as tables or JSON.
 
 mod compare;
+mod measure;
 mod reproduce;
 mod run;
 mod sweep;
+mod validate;
 
 use clap::{Parser, Subcommand};
 
@@ -47,6 +49,12 @@ enum Command {
     /// Join the CSVs of `sweep --shard K/N` runs into the whole sweep's
     /// CSV (byte for byte) and chart.
     SweepMerge(sweep::SweepMergeArgs),
+    /// Run a scenario for real on a thread pool (Mono, .NET Core 3.1,
+    /// .NET 8, or the native pool) and summarise the measured runs.
+    Measure(measure::MeasureArgs),
+    /// Simulate a scenario with a runtime's model, run it on the runtime,
+    /// and report the model's errors against stated tolerances.
+    Validate(validate::ValidateArgs),
 }
 
 pub fn main() -> i32 {
@@ -64,6 +72,8 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::SweepMerge(args) => sweep::merge(args),
+        Command::Measure(args) => measure::run(args),
+        Command::Validate(args) => validate::run(args),
         Command::Policies => {
             let policies = poolsim::policy::file::builtin_policies();
             let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);

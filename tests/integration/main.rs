@@ -6,6 +6,7 @@ mod corpus;
 mod deadlock;
 mod determinism;
 mod fuzz;
+mod measure;
 mod invariants;
 mod metamorphic;
 mod render;

