@@ -2,14 +2,14 @@
 //! pool, run it for real (or read recorded runs), and report how far apart
 //! they are, metric by metric, against stated tolerances.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
 use poolsim::engine::{self, SimOptions};
-use poolsim::measure::Runtime;
-use poolsim::measure::measured::{self, Measured};
+use poolsim::measure;
+use poolsim::measure::measured::Measured;
 use poolsim::output;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
@@ -73,50 +73,6 @@ pub struct ValidateArgs {
     pub json: bool,
 }
 
-/// Reads the recorded runs of `runtime` in `dir`, in file-name order.
-pub fn read_fixtures(
-    dir: &Path,
-    runtime: Runtime,
-    scenario: &poolsim::scenario::Scenario,
-) -> Result<Vec<Measured>, String> {
-    let prefix = format!("{}-", runtime.name());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("error: {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "txt")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
-        })
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!(
-            "error: no recorded {} runs ({}*.txt) in {}",
-            runtime.name(),
-            prefix,
-            dir.display()
-        ));
-    }
-    let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-    files
-        .iter()
-        .map(|f| {
-            let text =
-                std::fs::read_to_string(f).map_err(|e| format!("error: {}: {e}", f.display()))?;
-            measured::parse(
-                &text,
-                &groups,
-                &scenario.name,
-                runtime.name(),
-                scenario.seed,
-                scenario.machine.cores,
-            )
-            .map_err(|e| format!("error: {}: {e}", f.display()))
-        })
-        .collect()
-}
-
 pub fn run(args: ValidateArgs) -> i32 {
     let runtime = match parse_runtime(&args.runtime) {
         Ok(r) => r,
@@ -151,7 +107,7 @@ pub fn run(args: ValidateArgs) -> i32 {
         return EXIT_INPUT;
     }
     let mut runs = match &args.fixtures {
-        Some(dir) => match read_fixtures(dir, runtime, &scenario) {
+        Some(dir) => match measure::read_recorded(dir, runtime, &scenario) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("{e}");

@@ -7,7 +7,7 @@ pub mod measured;
 pub mod native;
 pub mod plan;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::policy::PolicyConfig;
@@ -157,3 +157,48 @@ pub fn measure_once(
         ),
     }
 }
+
+/// Reads the recorded runs of `runtime` in `dir`, in file-name order.
+pub fn read_recorded(
+    dir: &Path,
+    runtime: Runtime,
+    scenario: &Scenario,
+) -> Result<Vec<Measured>, String> {
+    let prefix = format!("{}-", runtime.name());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("error: {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "txt")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "error: no recorded {} runs ({}*.txt) in {}",
+            runtime.name(),
+            prefix,
+            dir.display()
+        ));
+    }
+    let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+    files
+        .iter()
+        .map(|f| {
+            let text =
+                std::fs::read_to_string(f).map_err(|e| format!("error: {}: {e}", f.display()))?;
+            measured::parse(
+                &text,
+                &groups,
+                &scenario.name,
+                runtime.name(),
+                scenario.seed,
+                scenario.machine.cores,
+            )
+            .map_err(|e| format!("error: {}: {e}", f.display()))
+        })
+        .collect()
+}
+

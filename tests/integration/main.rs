@@ -15,3 +15,4 @@ mod scenario_errors;
 mod seed_001;
 mod shapes;
 mod sweep;
+mod validation;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Records the validation suite on every runtime (3 repetitions each) into
+# tests/fixtures/validation/<scenario>/<runtime>-<k>.txt. Run it on an idle
+# machine: every run is real time, and other load distorts it.
+#
+# Usage: scripts/record-fixtures.sh [RUNTIME ...]   (default: mono coreclr3 net8 native)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runtimes=("$@")
+[ ${#runtimes[@]} -eq 0 ] && runtimes=(mono coreclr3 net8 native)
+cargo build --release --quiet
+for f in scenarios/validation/*.toml; do
+  stem=$(basename "$f" .toml)
+  dir="tests/fixtures/validation/$stem"
+  for rt in "${runtimes[@]}"; do
+    echo "== $stem on $rt"
+    rm -f "$dir/$rt"-*.txt
+    set +e
+    ./target/release/poolsim validate "$f" --runtime "$rt" --repeat 3 --record "$dir"
+    code=$?
+    set -e
+    # 0 pass, 1 a check failed (still recorded); 2 the runtime cannot express it.
+    if [ $code -ne 0 ] && [ $code -ne 1 ] && [ $code -ne 2 ]; then
+      echo "recording $stem on $rt failed (exit $code)" >&2
+      exit $code
+    fi
+  done
+done
