@@ -166,12 +166,21 @@ pub fn runtime_config(rt: Runtime, scenario: &Scenario, policy: Option<&PolicyCo
         Runtime::Coreclr3 => ("netcoreapp3.1", "3.1.0"),
         _ => ("net8.0", "8.0.0"),
     };
-    let mut props = vec![("System.Globalization.Invariant".to_string(), "true".to_string())];
+    let mut props = vec![(
+        "System.Globalization.Invariant".to_string(),
+        "true".to_string(),
+    )];
     if let Some(n) = scenario.pool.min_threads {
-        props.push(("System.Threading.ThreadPool.MinThreads".into(), n.to_string()));
+        props.push((
+            "System.Threading.ThreadPool.MinThreads".into(),
+            n.to_string(),
+        ));
     }
     if let Some(n) = scenario.pool.max_threads {
-        props.push(("System.Threading.ThreadPool.MaxThreads".into(), n.to_string()));
+        props.push((
+            "System.Threading.ThreadPool.MaxThreads".into(),
+            n.to_string(),
+        ));
     }
     if rt == Runtime::Net8
         && let Some(b) = policy.and_then(|p| p.blocking.as_ref())
@@ -185,16 +194,10 @@ pub fn runtime_config(rt: Runtime, scenario: &Scenario, policy: Option<&PolicyCo
             key("ThreadsPerDelayStep_ProcCountFactor"),
             b.threads_per_delay_step_per_core.to_string(),
         ));
-        props.push((
-            key("DelayStepMs"),
-            (b.delay_step.0 / 1_000_000).to_string(),
-        ));
+        props.push((key("DelayStepMs"), (b.delay_step.0 / 1_000_000).to_string()));
         props.push((key("MaxDelayMs"), (b.max_delay.0 / 1_000_000).to_string()));
     }
-    let props: Vec<String> = props
-        .iter()
-        .map(|(k, v)| format!("\"{k}\":{v}"))
-        .collect();
+    let props: Vec<String> = props.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
     format!(
         "{{\"runtimeOptions\":{{\"tfm\":\"{tfm}\",\"framework\":{{\"name\":\"Microsoft.NETCore.App\",\"version\":\"{version}\"}},\"configProperties\":{{{}}}}}}}\n",
         props.join(",")
@@ -369,7 +372,9 @@ fn run_watched(mut cmd: Command, limit: Duration) -> Result<(Option<i32>, String
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| MeasureError::io(Path::new(&program), e))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| MeasureError::io(Path::new(&program), e))?;
     let pgid = child.id() as i32;
     if let Ok(mut live) = LIVE.lock() {
         live.push(pgid);

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::time::SimTime;
-use crate::trace::{CountSample, ItemRecord, ProbeRecord, ThreadRecord, ThreadReason, Trace};
+use crate::trace::{CountSample, ItemRecord, ProbeRecord, ThreadReason, ThreadRecord, Trace};
 
 /// A measured run: the trace and what the runtime said about itself.
 #[derive(Clone, Debug, PartialEq)]
@@ -183,7 +183,11 @@ pub fn parse(
             goal: None,
         })
         .collect();
-    let last_finish = items.iter().map(|i| i.finished).max().unwrap_or(SimTime::ZERO);
+    let last_finish = items
+        .iter()
+        .map(|i| i.finished)
+        .max()
+        .unwrap_or(SimTime::ZERO);
     Ok(Measured {
         trace: Trace {
             scenario: scenario.to_string(),
@@ -286,11 +290,25 @@ mod tests {
 
     #[test]
     fn bad_lines_are_reported_with_their_number() {
-        let e = parse("poolsim-measured 1\nitem 0 0 1 5 4 6\n", &["g".into()], "s", "p", 1, 2)
-            .unwrap_err();
+        let e = parse(
+            "poolsim-measured 1\nitem 0 0 1 5 4 6\n",
+            &["g".into()],
+            "s",
+            "p",
+            1,
+            2,
+        )
+        .unwrap_err();
         assert_eq!(e.line, 2);
-        let e = parse("poolsim-measured 1\nitem 3 0 1 1 2 3\n", &["g".into()], "s", "p", 1, 2)
-            .unwrap_err();
+        let e = parse(
+            "poolsim-measured 1\nitem 3 0 1 1 2 3\n",
+            &["g".into()],
+            "s",
+            "p",
+            1,
+            2,
+        )
+        .unwrap_err();
         assert!(e.message.contains("group 3"), "{e}");
         let e = parse("hello\n", &["g".into()], "s", "p", 1, 2).unwrap_err();
         assert!(e.message.contains("poolsim-measured"), "{e}");

@@ -28,7 +28,12 @@ pub enum Runtime {
 }
 
 impl Runtime {
-    pub const ALL: [Runtime; 4] = [Runtime::Mono, Runtime::Coreclr3, Runtime::Net8, Runtime::Native];
+    pub const ALL: [Runtime; 4] = [
+        Runtime::Mono,
+        Runtime::Coreclr3,
+        Runtime::Net8,
+        Runtime::Native,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -201,4 +206,3 @@ pub fn read_recorded(
         })
         .collect()
 }
-

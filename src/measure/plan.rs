@@ -32,7 +32,10 @@ pub fn group_throttle(
     let group = &scenario.groups[g];
     let throttleable = matches!(
         group.submit,
-        Submit::TaskRun | Submit::QueueUserWorkItem | Submit::WhenAll | Submit::ParallelForEachAsync
+        Submit::TaskRun
+            | Submit::QueueUserWorkItem
+            | Submit::WhenAll
+            | Submit::ParallelForEachAsync
     );
     group.throttle.or_else(|| {
         let t = policy?.throttle.as_ref()?;
@@ -78,11 +81,7 @@ pub fn plan_text(
         }
         let (start_us, after, delay_us) = match &group.arrival {
             Arrival::After { group, delay } => (0, *group as i64, us(*delay)),
-            _ => (
-                arrivals::start(scenario, g).map(us).unwrap_or(0),
-                -1,
-                0,
-            ),
+            _ => (arrivals::start(scenario, g).map(us).unwrap_or(0), -1, 0),
         };
         let (throttle, limit) = match group_throttle(scenario, g, policy) {
             None => ("none", 0),
@@ -192,7 +191,10 @@ mod tests {
         .unwrap();
         let p = crate::policy::file::resolve_policy("net-classic-throttled").unwrap();
         let text = plan_text(&s, Some(&p), 1000, 10_000).unwrap();
-        assert!(text.contains("throttle=concurrent-exclusive limit=4"), "{text}");
+        assert!(
+            text.contains("throttle=concurrent-exclusive limit=4"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -203,6 +205,9 @@ mod tests {
         )
         .unwrap();
         let e = plan_text(&s, None, 1000, 10_000).unwrap_err();
-        assert!(e.0.contains("fea") && e.0.contains("Parallel.ForEachAsync"), "{e}");
+        assert!(
+            e.0.contains("fea") && e.0.contains("Parallel.ForEachAsync"),
+            "{e}"
+        );
     }
 }

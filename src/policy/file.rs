@@ -1697,7 +1697,8 @@ mod tests {
         assert_eq!(p.threads.max, ThreadCount::PerCore(100));
         assert_eq!(p.threads.start_latency, SimDuration::from_ms(1));
         assert_eq!(p.threads.idle_timeout, SimDuration::from_ms(30_000));
-        assert!(!p.threads.honours_set_min_threads);
+        // SetMinThreads sets limit_worker_min (reached through hill climbing).
+        assert!(p.threads.honours_set_min_threads);
         assert_eq!(p.gate.comparison, Comparison::GreaterOrEqual);
         assert_eq!(p.gate.idle_ticks_before_stop, 120);
         assert!(p.dispatch.leave_at_quantum);

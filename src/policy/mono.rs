@@ -4,9 +4,16 @@
 //! (2019–2020), summarised in `docs/research/mono-and-tpl.md`.
 //!
 //! The model:
-//! - min = cores × `MONO_THREADS_PER_CPU`; `SetMinThreads` is accepted but
-//!   changes nothing (the policy file says `honours_set_min_threads = false`);
-//!   the goal (`max_working`) starts at min.
+//! - The goal (`max_working`) starts at cores × `MONO_THREADS_PER_CPU`.
+//!   `SetMinThreads(n)` (`mono_threadpool_worker_set_min`) only sets
+//!   `limit_worker_min`: nothing is created and the goal does not move then.
+//!   The new floor takes effect when hill climbing next adjusts
+//!   (`hill_climbing_update` clamps its result to `[limit_worker_min,
+//!   limit_worker_max]`, `heuristic_adjust` stores it and requests a
+//!   worker), i.e. at the first completion after a sample interval; the
+//!   monitor's starvation step (+1) is not clamped. Measured here on Mono
+//!   6.8: SetMinThreads(16), 16 sleepers on 2 cores: threads at 0, 0, 0.5 s,
+//!   then 10 at once at the first completions (1.0 s), the creation cap.
 //! - A thread request unparks an idle worker if there is one; otherwise it
 //!   creates a thread if working threads are below the goal and fewer than
 //!   `max_creations_per_second` were created in the current calendar second.
@@ -51,15 +58,25 @@ pub struct Mono {
 
 impl Mono {
     pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Mono {
-        let (min, max) = thread_limits(config, scenario);
+        let (_, max) = thread_limits(config, scenario);
         let per_cpu = config.mono.as_ref().map_or(1, |m| m.threads_per_cpu.max(1));
-        let min = min.saturating_mul(per_cpu).min(max.max(1));
-        let max = max.max(min);
+        let initial = config
+            .threads
+            .min
+            .resolve(scenario.machine.cores)
+            .saturating_mul(per_cpu)
+            .max(1);
+        let max = max.max(initial);
+        // set_min refuses a value above limit_worker_max (and non-positive ones).
+        let min = match scenario.pool.min_threads {
+            Some(n) if config.threads.honours_set_min_threads && n >= 1 && n <= max => n,
+            _ => initial,
+        };
         Mono {
             name: config.name.clone(),
             min,
             max,
-            goal: min,
+            goal: initial.min(max),
             last_completion: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
@@ -156,8 +173,9 @@ impl Policy for Mono {
                 .starved(pool.now(), self.last_completion, self.goal)
             && self.goal < self.max
         {
+            // max_working + 1, bounded by limit_worker_max only.
             let goal = self.goal + 1;
-            self.set_goal(pool, goal, "starvation");
+            move_goal(&mut self.goal, (0, self.max), pool, goal, "starvation");
             self.hill_climbing
                 .climber
                 .force_change(self.goal, Transition::Starvation);

@@ -31,7 +31,12 @@ fn real_runs_submit_at_the_instants_the_engine_uses() {
 #[test]
 fn a_missing_runtime_names_the_command_that_installs_it() {
     let out = poolsim()
-        .args(["measure", "scenarios/validation/sleep-burst.toml", "--runtime", "coreclr3"])
+        .args([
+            "measure",
+            "scenarios/validation/sleep-burst.toml",
+            "--runtime",
+            "coreclr3",
+        ])
         .current_dir(repo_path(""))
         .env("POOLSIM_RUNTIMES", "/nonexistent/poolsim-runtimes")
         .output()
@@ -39,7 +44,8 @@ fn a_missing_runtime_names_the_command_that_installs_it() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("coreclr3 is not installed") && err.contains("scripts/install-runtimes.sh coreclr3"),
+        err.contains("coreclr3 is not installed")
+            && err.contains("scripts/install-runtimes.sh coreclr3"),
         "{err}"
     );
 }
@@ -47,7 +53,12 @@ fn a_missing_runtime_names_the_command_that_installs_it() {
 #[test]
 fn a_scenario_a_runtime_cannot_express_is_refused_before_running() {
     let out = poolsim()
-        .args(["measure", "scenarios/seed-002-overhead.toml", "--runtime", "net8"])
+        .args([
+            "measure",
+            "scenarios/seed-002-overhead.toml",
+            "--runtime",
+            "net8",
+        ])
         .current_dir(repo_path(""))
         .output()
         .unwrap();
@@ -57,24 +68,40 @@ fn a_scenario_a_runtime_cannot_express_is_refused_before_running() {
     // Eight cores on a host with fewer: only .NET 8 can pretend.
     if poolsim::measure::clr::host_cpus() < 8 {
         let out = poolsim()
-            .args(["measure", "scenarios/seed-000-task-run.toml", "--runtime", "coreclr3"])
+            .args([
+                "measure",
+                "scenarios/seed-000-task-run.toml",
+                "--runtime",
+                "coreclr3",
+            ])
             .current_dir(repo_path(""))
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("8 cores") && err.contains("DOTNET_PROCESSOR_COUNT"), "{err}");
+        assert!(
+            err.contains("8 cores") && err.contains("DOTNET_PROCESSOR_COUNT"),
+            "{err}"
+        );
     }
 }
 
 #[test]
 fn an_unknown_runtime_lists_the_runtimes() {
     let out = poolsim()
-        .args(["validate", "scenarios/validation/sleep-burst.toml", "--runtime", "java"])
+        .args([
+            "validate",
+            "scenarios/validation/sleep-burst.toml",
+            "--runtime",
+            "java",
+        ])
         .current_dir(repo_path(""))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown runtime `java`") && err.contains("coreclr3"), "{err}");
+    assert!(
+        err.contains("unknown runtime `java`") && err.contains("coreclr3"),
+        "{err}"
+    );
 }

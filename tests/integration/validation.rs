@@ -66,7 +66,12 @@ fn the_suite_covers_the_behaviours_and_every_runtime_that_can_run_it() {
                 let runs = recorded.unwrap_or_else(|e| panic!("{}: {e}", f.display()));
                 assert_eq!(runs.len(), 3, "{} on {}", f.display(), rt.name());
                 for m in &runs {
-                    assert!(m.complete, "{} on {}: incomplete run", f.display(), rt.name());
+                    assert!(
+                        m.complete,
+                        "{} on {}: incomplete run",
+                        f.display(),
+                        rt.name()
+                    );
                     assert_eq!(m.trace.items.len() as u64, s.item_count());
                     assert!(
                         m.header.iter().any(|h| h.starts_with("machine:"))
@@ -95,7 +100,8 @@ fn every_model_is_within_tolerance_of_the_recorded_runs() {
             let policy = resolve_policy(rt.policy().unwrap_or(&s.pool.policy)).unwrap();
             let sim = engine::simulate(&s, &policy, &mut NullSink, &SimOptions::default());
             let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
-            let report = validate::validate(&sim.trace, &measured, rt.name(), &Tolerances::default());
+            let report =
+                validate::validate(&sim.trace, &measured, rt.name(), &Tolerances::default());
             for c in &report.checks {
                 lines.push(format!(
                     "{stem:<24} {:<9} {:<24} {:>8.1} {:<7} (tol {:.1}) {}",
@@ -114,4 +120,34 @@ fn every_model_is_within_tolerance_of_the_recorded_runs() {
     }
     let known = known_misses();
     assert_eq!(misses, known, "\n{}", lines.join("\n"));
+}
+
+#[test]
+fn mono_set_min_threads_takes_effect_at_the_first_hill_climbing_adjustment() {
+    // Measured on Mono 6.8 (tests/fixtures/validation/min-threads/mono-*.txt):
+    // SetMinThreads(16) creates nothing at once; the monitor adds one thread
+    // at 0.5 s; at the first completions hill climbing clamps its goal to the
+    // new floor and ten threads start together (the 10-per-second cap).
+    let s = load_scenario(&repo_path("scenarios/validation/min-threads.toml")).unwrap();
+    let policy = resolve_policy("mono").unwrap();
+    let r = engine::simulate(&s, &policy, &mut NullSink, &SimOptions::default());
+    let mut starts: Vec<f64> = r
+        .trace
+        .items
+        .iter()
+        .map(|i| i.started.as_ms_f64())
+        .collect();
+    starts.sort_by(f64::total_cmp);
+    assert!(starts[1] < 10.0 && starts[2] > 400.0, "{starts:?}");
+    let together = starts
+        .iter()
+        .filter(|&&t| (t - starts[3]).abs() < 50.0)
+        .count();
+    assert!(together >= 10, "{starts:?}");
+    // Without SetMinThreads the same burst takes twice as long.
+    let mut plain = s.clone();
+    plain.pool.min_threads = None;
+    let p = engine::simulate(&plain, &policy, &mut NullSink, &SimOptions::default());
+    let end = |r: &engine::RunResult| r.trace.items.iter().map(|i| i.finished).max().unwrap();
+    assert!(end(&p).as_ms_f64() > 1.8 * end(&r).as_ms_f64());
 }

@@ -1,0 +1,526 @@
+//! The bodies of the run's threads: pool workers (the engine's worker loop,
+//! for real), dedicated threads, the timer thread, the main thread's
+//! arrivals and the probe loops; and the execution of an item's steps.
+//!
+//! A thread holds the pool mutex while it decides (and while the policy
+//! decides) and releases it only to run a step: burn CPU, spin, sleep, or
+//! wait for its `Task.Delay` callback.
+
+use std::sync::Arc;
+
+use super::pool::{Arrivals, Guard, Shared, ThreadKind, ThreadState, TimerAction, Work};
+use super::sys;
+use crate::policy::config::{RequestMode, TimerDispatch};
+use crate::policy::{BlockKind, RequestCause};
+use crate::scenario::Step;
+use crate::time::{SimDuration, SimTime};
+use crate::trace::{ItemId, ThreadId};
+
+/// How a piece of work on a thread ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    /// It ran to its end (an item: its last step).
+    Finished,
+    /// The item gave its thread back (`await`, `yield`, a semaphore wait).
+    Suspended,
+    /// The run stopped meanwhile: the thread leaves without bookkeeping.
+    Stopped,
+}
+
+/// What a pool thread does next in its worker loop.
+enum Next {
+    /// Look for a thread request to take (the native worker loop).
+    Seek,
+    /// Dequeue the next work item (the managed dispatch loop).
+    Dispatch,
+    /// A work item just completed.
+    Completed,
+}
+
+/// A pool worker, from its creation to its exit.
+pub(super) fn worker_main(sh: Arc<Shared>, t: ThreadId) {
+    sys::pin(&sh.cpus);
+    let clock = sys::CpuClock::current();
+    let mut g = sh.lock();
+    g.pool.thread_started(t, clock);
+    if !g.pool.stopped {
+        // Created: this is its first look for work.
+        g.pool.starting -= 1;
+        g.pool.threads[t as usize].state = ThreadState::Active;
+        g = worker_loop(&sh, g, t);
+    }
+    g.pool.thread_gone(t);
+}
+
+/// A dedicated thread (`new Thread(...).Start()`): runs one item and exits.
+pub(super) fn dedicated_main(sh: Arc<Shared>, t: ThreadId, item: ItemId) {
+    sys::pin(&sh.cpus);
+    let clock = sys::CpuClock::current();
+    let mut g = sh.lock();
+    g.pool.thread_started(t, clock);
+    if !g.pool.stopped {
+        g.pool.threads[t as usize].state = ThreadState::Active;
+        let (g2, flow) = run_item(&sh, g, t, item);
+        g = g2;
+        if flow != Flow::Stopped {
+            g.pool.exit_thread(t);
+        }
+    }
+    g.pool.thread_gone(t);
+}
+
+/// The worker loop of a pool thread, mirroring the engine's: the native
+/// worker loop takes a pending thread request (`Seek`) — on the native pool
+/// alternating between unmanaged requests (timer firings) and managed ones
+/// — and the managed `Dispatch` loop dequeues until the queue is empty (or,
+/// native, the quantum expires), asking for another thread after dequeues
+/// and whenever it leaves for a reason other than an empty queue.
+fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
+    let ti = t as usize;
+    let mut next = Next::Seek;
+    loop {
+        if g.pool.stopped {
+            return g;
+        }
+        next = match next {
+            Next::Seek => {
+                let inner = &mut *g;
+                inner.policy.0.seeking_work(&mut inner.pool, t);
+                let p = &mut inner.pool;
+                let unmanaged_ready = p.unmanaged_pending > 0 && !p.unmanaged.is_empty();
+                let managed_ready = p.pending_requests > 0;
+                if unmanaged_ready && (p.hint_unmanaged || !managed_ready) {
+                    p.unmanaged_pending -= 1;
+                    p.hint_unmanaged = false;
+                    if let Some(work) = p.unmanaged.pop_front() {
+                        let (g2, flow) = run_work(sh, g, t, work);
+                        g = g2;
+                        if flow == Flow::Stopped {
+                            return g;
+                        }
+                    }
+                    Next::Completed
+                } else if managed_ready {
+                    p.hint_unmanaged = true;
+                    p.pending_requests -= 1;
+                    p.outstanding = p.outstanding.saturating_sub(1);
+                    let now = p.clock();
+                    p.threads[ti].dispatch_start = now;
+                    p.threads[ti].requested_this_dispatch = false;
+                    let mut first = None;
+                    if p.timer_dispatch == TimerDispatch::TimeSensitive {
+                        // .NET 6.0.1+: every other dispatch entry, pool-wide,
+                        // takes a time-sensitive item first.
+                        p.time_sensitive_first = !p.time_sensitive_first;
+                        if p.time_sensitive_first {
+                            first = p.dequeue_time_sensitive();
+                        }
+                    }
+                    match first {
+                        Some(work) => {
+                            let (g2, flow) = run_work(sh, g, t, work);
+                            g = g2;
+                            if flow == Flow::Stopped {
+                                return g;
+                            }
+                            Next::Completed
+                        }
+                        None => Next::Dispatch,
+                    }
+                } else {
+                    p.make_idle(t);
+                    let (g2, resumed) = idle_wait(g, t);
+                    g = g2;
+                    if !resumed {
+                        return g;
+                    }
+                    Next::Seek
+                }
+            }
+            Next::Dispatch => match g.pool.dequeue(t) {
+                None => Next::Seek,
+                Some(work) => {
+                    let ask = match g.pool.request_mode {
+                        RequestMode::EveryDequeue => true,
+                        RequestMode::FirstDequeue => !std::mem::replace(
+                            &mut g.pool.threads[ti].requested_this_dispatch,
+                            true,
+                        ),
+                    };
+                    if ask {
+                        g.request_thread(RequestCause::Dequeue);
+                    }
+                    let (g2, flow) = run_work(sh, g, t, work);
+                    g = g2;
+                    if flow == Flow::Stopped {
+                        return g;
+                    }
+                    Next::Completed
+                }
+            },
+            Next::Completed => {
+                let inner = &mut *g;
+                let keep = inner.policy.0.work_completed(&mut inner.pool, t);
+                if !keep {
+                    if g.retire_on_stop {
+                        g.request_thread(RequestCause::Leaving);
+                        g.pool.retire(t);
+                    } else {
+                        // Portable pool: back to the semaphore; its local
+                        // items move to the global queue.
+                        g.pool.flush_local(t);
+                        g.pool.make_idle(t);
+                    }
+                    let (g2, resumed) = idle_wait(g, t);
+                    g = g2;
+                    if !resumed {
+                        return g;
+                    }
+                    Next::Seek
+                } else {
+                    let now = g.pool.clock();
+                    let start = g.pool.threads[ti].dispatch_start;
+                    if now.since(start) >= g.pool.quantum {
+                        if g.pool.leave_at_quantum {
+                            g.request_thread(RequestCause::Leaving);
+                            Next::Seek
+                        } else {
+                            g.pool.threads[ti].dispatch_start = now;
+                            let ts = if g.pool.timer_dispatch == TimerDispatch::TimeSensitive {
+                                g.pool.dequeue_time_sensitive()
+                            } else {
+                                None
+                            };
+                            match ts {
+                                // .NET 6: once per quantum, one time-sensitive item.
+                                Some(work) => {
+                                    let (g2, flow) = run_work(sh, g, t, work);
+                                    g = g2;
+                                    if flow == Flow::Stopped {
+                                        return g;
+                                    }
+                                    Next::Completed
+                                }
+                                None => Next::Dispatch,
+                            }
+                        }
+                    } else {
+                        Next::Dispatch
+                    }
+                }
+            }
+        };
+    }
+}
+
+/// An idle or retired worker waits to be released, or for its idle timeout.
+/// Returns whether it was released (false: it exited, or the run stopped).
+fn idle_wait(mut g: Guard<'_>, t: ThreadId) -> (Guard<'_>, bool) {
+    let ti = t as usize;
+    let cv = Arc::clone(&g.pool.threads[ti].cv);
+    loop {
+        if g.pool.stopped {
+            return (g, false);
+        }
+        let state = g.pool.threads[ti].state;
+        match state {
+            ThreadState::Starting => {
+                // Released (or brought back): its first dequeue comes now.
+                g.pool.starting -= 1;
+                g.pool.threads[ti].state = ThreadState::Active;
+                return (g, true);
+            }
+            ThreadState::Idle | ThreadState::Retired => {}
+            ThreadState::Active | ThreadState::Exited => return (g, false),
+        }
+        let now = g.pool.clock();
+        let deadline = g.pool.threads[ti].idle_deadline;
+        if now >= deadline {
+            if state == ThreadState::Retired {
+                g.pool.exit_thread(t);
+                return (g, false);
+            }
+            let inner = &mut *g;
+            if inner.policy.0.idle_timed_out(&mut inner.pool, t) {
+                g.pool.exit_thread(t);
+                return (g, false);
+            }
+            g.pool.idle_again(t);
+            continue;
+        }
+        let wait = std::time::Duration::from_nanos(deadline.since(now).as_nanos());
+        g = cv
+            .wait_timeout(g, wait)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0;
+    }
+}
+
+/// Runs one dequeued work unit on pool thread `t`.
+fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (Guard<'a>, Flow) {
+    match work {
+        Work::Item(item) | Work::Continuation(item) => run_item(sh, g, t, item),
+        Work::TimerQueue(q) => match g.fire_timer_queue(q) {
+            Some(id) => run_timer(sh, g, t, id),
+            None => (g, Flow::Finished),
+        },
+        Work::TimerCallback(id) => run_timer(sh, g, t, id),
+        Work::Probe(p) => {
+            g.probe_started(p);
+            (g, Flow::Finished)
+        }
+        Work::Submitter(group) => loop {
+            // Submits what is due, sleeping (holding the thread) between arrivals.
+            let Some(at) = g.submit_due(group, Some(t)) else {
+                return (g, Flow::Finished);
+            };
+            drop(g);
+            let go_on = sh.pause_until(at);
+            g = sh.lock();
+            if !go_on || g.pool.stopped {
+                return (g, Flow::Stopped);
+            }
+        },
+        Work::PairProcessor(p) => loop {
+            // Runs the pair's tasks in order until its queue is empty.
+            match g.pool.pairs[p as usize].queue.pop_front() {
+                Some(Work::Item(item) | Work::Continuation(item)) => {
+                    let (g2, flow) = run_item(sh, g, t, item);
+                    g = g2;
+                    if flow == Flow::Stopped {
+                        return (g, flow);
+                    }
+                }
+                Some(_) | None => {
+                    g.pool.pairs[p as usize].active -= 1;
+                    return (g, Flow::Finished);
+                }
+            }
+        },
+    }
+}
+
+/// Runs timer `id`'s callback on `t`: releases a `Task.Wait`er, or runs
+/// an `await` continuation inline (handing it to its pair if it has one).
+fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Guard<'a>, Flow) {
+    match g.pool.timers[id as usize] {
+        TimerAction::ReleaseWaiter(waiter) => {
+            let slot = &mut g.pool.threads[waiter as usize];
+            slot.released = true;
+            slot.cv.notify_all();
+            (g, Flow::Finished)
+        }
+        TimerAction::Resume(item) => match g.pool.item_pair[item as usize] {
+            Some(p) => {
+                g.pair_push(p, Work::Continuation(item), None);
+                (g, Flow::Finished)
+            }
+            None => run_item(sh, g, t, item),
+        },
+    }
+}
+
+/// Runs `item` on thread `t` from its next step until it finishes or gives
+/// the thread back.
+fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> (Guard<'a>, Flow) {
+    let i = item as usize;
+    let ti = t as usize;
+    if g.pool.trace.items[i].started == SimTime::MAX {
+        if !g.acquire(item) {
+            return (g, Flow::Suspended);
+        }
+        let now = g.pool.clock();
+        let rec = &mut g.pool.trace.items[i];
+        rec.started = now;
+        rec.thread = t;
+    }
+    let pool_thread = g.pool.threads[ti].kind == ThreadKind::Pool;
+    let group = g.pool.trace.items[i].group as usize;
+    let scenario = Arc::clone(&sh.scenario);
+    let body = &scenario.groups[group].body;
+    let mut pc = g.pool.item_step[i] as usize;
+    loop {
+        if g.pool.stopped {
+            return (g, Flow::Stopped);
+        }
+        let Some(&step) = body.get(pc) else {
+            g.finish_item(t, item);
+            return (g, Flow::Finished);
+        };
+        match step {
+            Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d)
+                if d == SimDuration::ZERO => {}
+            Step::Cpu(d) => {
+                drop(g);
+                sys::burn_cpu(d.as_nanos(), &sh.stop);
+                g = sh.lock();
+            }
+            Step::Spin(d) => {
+                drop(g);
+                let until =
+                    std::time::Instant::now() + std::time::Duration::from_nanos(d.as_nanos());
+                sys::spin_until(until, &sh.stop);
+                g = sh.lock();
+            }
+            Step::Sleep(d) => {
+                if pool_thread {
+                    g.pool.blocked_sleep += 1;
+                    let inner = &mut *g;
+                    inner
+                        .policy
+                        .0
+                        .thread_blocked(&mut inner.pool, t, BlockKind::Sleep);
+                }
+                drop(g);
+                sh.pause(d);
+                g = sh.lock();
+                if g.pool.stopped {
+                    return (g, Flow::Stopped);
+                }
+                if pool_thread {
+                    g.pool.blocked_sleep -= 1;
+                    let inner = &mut *g;
+                    inner
+                        .policy
+                        .0
+                        .thread_unblocked(&mut inner.pool, t, BlockKind::Sleep);
+                }
+            }
+            Step::Wait(d) => {
+                // Task.Delay(d).Wait(): released when the timer's callback
+                // has run as pool work.
+                let now = g.pool.clock();
+                g.pool.threads[ti].released = false;
+                g.pool.add_timer(now + d, TimerAction::ReleaseWaiter(t));
+                if pool_thread {
+                    g.pool.blocked_wait += 1;
+                    let inner = &mut *g;
+                    inner
+                        .policy
+                        .0
+                        .thread_blocked(&mut inner.pool, t, BlockKind::TaskWait);
+                }
+                let cv = Arc::clone(&g.pool.threads[ti].cv);
+                while !g.pool.threads[ti].released && !g.pool.stopped {
+                    g = cv
+                        .wait(g)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                if g.pool.stopped {
+                    return (g, Flow::Stopped);
+                }
+                if pool_thread {
+                    g.pool.blocked_wait -= 1;
+                    let inner = &mut *g;
+                    inner
+                        .policy
+                        .0
+                        .thread_unblocked(&mut inner.pool, t, BlockKind::TaskWait);
+                }
+            }
+            Step::Await(d) => {
+                // await Task.Delay(d): the rest runs as the timer's callback.
+                g.pool.item_step[i] = (pc + 1) as u32;
+                let now = g.pool.clock();
+                g.pool.add_timer(now + d, TimerAction::Resume(item));
+                return (g, Flow::Suspended);
+            }
+            Step::Yield => {
+                // await Task.Yield(): the global queue (or the task's pair).
+                g.pool.item_step[i] = (pc + 1) as u32;
+                g.queue_continuation(item, None);
+                return (g, Flow::Suspended);
+            }
+        }
+        pc += 1;
+    }
+}
+
+/// The timer thread: the policy's wake-ups (gate thread, blocking
+/// adjustments), the native timer thread noticing expired timer queues,
+/// and the periodic thread-count samples.
+pub(super) fn timer_main(sh: Arc<Shared>) {
+    sys::pin(&sh.cpus);
+    let mut g = sh.lock();
+    loop {
+        if g.pool.stopped {
+            return;
+        }
+        let now = g.pool.clock();
+        match g.pool.due_event(now) {
+            Ok((at, event)) => g.timer_event(at, event),
+            Err(Some(at)) => {
+                let wait = std::time::Duration::from_nanos(at.since(now).as_nanos());
+                g = sh
+                    .signals
+                    .timer
+                    .wait_timeout(g, wait)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0;
+            }
+            Err(None) => {
+                g = sh
+                    .signals
+                    .timer
+                    .wait(g)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        }
+    }
+}
+
+/// The program's main thread: submits the groups it submits at their
+/// arrival instants (and queues the submitter item of `from = "pool"`
+/// groups), until every group has started.
+pub(super) fn main_thread(sh: Arc<Shared>) {
+    sys::pin(&sh.cpus);
+    let mut g = sh.lock();
+    loop {
+        if g.pool.stopped {
+            return;
+        }
+        // Wait for the next arrival, or for a group that follows another
+        // one to become due (`finish_item` notifies).
+        g = match g.main_arrivals() {
+            Arrivals::Done => return,
+            Arrivals::Next(at) => {
+                let now = g.pool.clock();
+                let wait = std::time::Duration::from_nanos(at.since(now).as_nanos());
+                sh.signals
+                    .main
+                    .wait_timeout(g, wait)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .0
+            }
+            Arrivals::Waiting => sh
+                .signals
+                .main
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        };
+    }
+}
+
+/// A `[[probe]]` loop on its own non-pool thread:
+/// `while (work remains) { Thread.Sleep(every); Task.Run(() => sw.Stop()).Wait(); }`.
+pub(super) fn probe_main(sh: Arc<Shared>, p: u32) {
+    sys::pin(&sh.cpus);
+    let every = sh.scenario.probes[p as usize].every;
+    loop {
+        if !sh.pause(every) {
+            return;
+        }
+        let mut g = sh.lock();
+        if g.pool.stopped || g.pool.items_finished == g.pool.items_total {
+            return;
+        }
+        g.queue_probe(p);
+        while g.pool.probe_in_flight[p as usize].is_some() && !g.pool.stopped {
+            g = sh
+                .signals
+                .probe
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
