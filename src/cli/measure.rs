@@ -68,9 +68,8 @@ pub struct MeasureArgs {
 
 /// The runtime named by `--runtime`, or an error listing them.
 pub fn parse_runtime(name: &str) -> Result<Runtime, String> {
-    Runtime::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
-        format!("error: unknown runtime `{name}`; the runtimes are: {RUNTIME_HELP}")
-    })
+    Runtime::parse(&name.to_ascii_lowercase())
+        .ok_or_else(|| format!("error: unknown runtime `{name}`; the runtimes are: {RUNTIME_HELP}"))
 }
 
 /// The policy a real run on `runtime` is compared with / driven by.
@@ -297,7 +296,13 @@ pub fn run(args: MeasureArgs) -> i32 {
 
 /// `F.csv` → `F-k.csv`.
 pub fn numbered(path: &Path, k: usize) -> PathBuf {
-    let stem = path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default();
-    let ext = path.extension().map(|s| s.to_string_lossy()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
     path.with_file_name(format!("{stem}-{k}.{ext}"))
 }

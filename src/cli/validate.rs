@@ -141,7 +141,12 @@ pub fn run(args: ValidateArgs) -> i32 {
         return EXIT_INCOMPLETE;
     }
     let measured: Vec<_> = runs.iter().map(|m| m.trace.clone()).collect();
-    let report = validate::validate(&sim.trace, &measured, runtime.name(), &Tolerances::default());
+    let report = validate::validate(
+        &sim.trace,
+        &measured,
+        runtime.name(),
+        &Tolerances::default(),
+    );
     if let Some(path) = &args.png {
         let mut panels = vec![(
             format!("model: {}", policy.name),
