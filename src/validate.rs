@@ -91,7 +91,10 @@ fn offsets_by_group(t: &Trace) -> Vec<Vec<(f64, f64)>> {
             continue;
         }
         if let Some(v) = by_group.get_mut(i.group as usize) {
-            v.push((i.started.as_ms_f64() - origin, i.finished.as_ms_f64() - origin));
+            v.push((
+                i.started.as_ms_f64() - origin,
+                i.finished.as_ms_f64() - origin,
+            ));
         }
     }
     by_group
@@ -217,7 +220,12 @@ pub fn validate(sim: &Trace, measured: &[Trace], runtime: &str, tol: &Tolerances
             offset_tol,
             "ms",
         ),
-        check("end error mean", med(&|c| c.end_error_ms.mean), offset_tol, "ms"),
+        check(
+            "end error mean",
+            med(&|c| c.end_error_ms.mean),
+            offset_tol,
+            "ms",
+        ),
         check(
             "peak threads error",
             med(&|c| f64::from(c.peak_threads_sim) - f64::from(c.peak_threads_measured)),
@@ -243,7 +251,13 @@ pub fn validate(sim: &Trace, measured: &[Trace], runtime: &str, tol: &Tolerances
 
 /// The p95 of the start errors, median over repetitions (reported, not checked).
 pub fn start_p95(report: &Report) -> f64 {
-    median(report.repetitions.iter().map(|c| c.start_error_ms.p95).collect())
+    median(
+        report
+            .repetitions
+            .iter()
+            .map(|c| c.start_error_ms.p95)
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -308,8 +322,16 @@ mod tests {
         assert!((c.threads_curve_distance - 0.25).abs() < 0.01, "{c:?}");
         let r = validate(&sim, &[real], "x", &Tolerances::default());
         assert!(!r.pass);
-        let failed: Vec<_> = r.checks.iter().filter(|c| !c.pass).map(|c| c.metric).collect();
-        assert_eq!(failed, vec!["makespan error", "start error mean", "end error mean"]);
+        let failed: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| !c.pass)
+            .map(|c| c.metric)
+            .collect();
+        assert_eq!(
+            failed,
+            vec!["makespan error", "start error mean", "end error mean"]
+        );
     }
 
     #[test]
@@ -318,7 +340,11 @@ mod tests {
         let real = trace(&[(0, 10_000), (0, 10_000)], &[(0, 2)]);
         // 75 ms mean start error is within max(100, 5 % of 10 s = 500).
         let r = validate(&sim, &[real], "x", &Tolerances::default());
-        let start = r.checks.iter().find(|c| c.metric == "start error mean").unwrap();
+        let start = r
+            .checks
+            .iter()
+            .find(|c| c.metric == "start error mean")
+            .unwrap();
         assert_eq!(start.tolerance, 500.0);
         assert!(start.pass);
     }
