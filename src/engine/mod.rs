@@ -358,6 +358,8 @@ struct Core<'a, S: TraceSink> {
     steal: ChaCha8Rng,
 
     timer_dispatch: TimerDispatch,
+    /// `Enumerable.Range` is a list: `Parallel.ForEach` over it partitions as `For`.
+    range_is_list: bool,
     timer_queues: Vec<TimerQueue>,
     timers: Vec<TimerAction>,
     timer_pick: ChaCha8Rng,
@@ -533,6 +535,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
             request_cap,
             steal: rng::stream(scenario.seed, "steal"),
             timer_dispatch: config.timers.dispatch,
+            range_is_list: config.library.range_is_list,
             timer_queues: (0..timer_queue_count)
                 .map(|_| TimerQueue::default())
                 .collect(),

@@ -276,6 +276,18 @@ pub struct PolicyConfig {
     pub mono: Option<MonoConfig>,
     /// Gate rule and bug switch (net20 model).
     pub net20: Option<Net20Config>,
+    /// Facts of the runtime's class library (`[library]`).
+    pub library: LibraryConfig,
     /// A throttle over every group (a wrapping policy's `[throttle]`).
     pub throttle: Option<ThrottleConfig>,
+}
+
+/// `[library]`: what the runtime's class library does that the TPL shapes
+/// depend on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LibraryConfig {
+    /// `Enumerable.Range` returns an `IList<int>`, so `Parallel.ForEach`
+    /// over it takes the list path (`Parallel.For`'s range partitioning)
+    /// instead of chunk partitioning over a shared enumerator.
+    pub range_is_list: bool,
 }

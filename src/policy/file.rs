@@ -29,8 +29,8 @@ use toml::Spanned;
 use crate::error::{Diagnostic, LoadError, Problem, Report, choose, did_you_mean};
 use crate::policy::config::{
     BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
-    ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount, ThreadsConfig,
-    ThrottleConfig, ThrottleKind, TimerDispatch, TimersConfig,
+    LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount,
+    ThreadsConfig, ThrottleConfig, ThrottleKind, TimerDispatch, TimersConfig,
 };
 use crate::scenario::model::MAX_THREADS_LIMIT;
 use crate::scenario::raw::{Number, TimeUnit};
@@ -144,7 +144,14 @@ struct RawPolicy {
     blocking: Option<Spanned<RawBlocking>>,
     mono: Option<Spanned<RawMono>>,
     net20: Option<Spanned<RawNet20>>,
+    library: Option<Spanned<RawLibrary>>,
     throttle: Option<Spanned<RawThrottle>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+struct RawLibrary {
+    range_is_list: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -930,7 +937,7 @@ fn build_wrapper(
     let (name, aliases, description) = build_names(raw, file, r);
     let base_name = base.get_ref().trim().to_string();
     // Keys that a wrapper takes from its base.
-    let spans: [(&str, Option<Range<usize>>); 9] = [
+    let spans: [(&str, Option<Range<usize>>); 10] = [
         ("`model`", raw.model.as_ref().map(Spanned::span)),
         ("`[threads]`", raw.threads.as_ref().map(Spanned::span)),
         ("`[gate]`", raw.gate.as_ref().map(Spanned::span)),
@@ -943,6 +950,7 @@ fn build_wrapper(
         ("`[blocking]`", raw.blocking.as_ref().map(Spanned::span)),
         ("`[mono]`", raw.mono.as_ref().map(Spanned::span)),
         ("`[net20]`", raw.net20.as_ref().map(Spanned::span)),
+        ("`[library]`", raw.library.as_ref().map(Spanned::span)),
     ];
     for (what, span) in spans {
         if let Some(span) = span {
@@ -1142,7 +1150,22 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
         blocking,
         mono,
         net20,
+        library: build_library(raw, r),
         throttle: None,
+    }
+}
+
+/// `[library]`: facts of the runtime's class library the TPL shapes depend on.
+fn build_library(raw: &RawPolicy, r: &mut Report<'_>) -> LibraryConfig {
+    if raw.library.is_none() {
+        return LibraryConfig::default();
+    }
+    let fallback = RawLibrary::default();
+    let t = Table::given(&raw.library, &fallback, "library", "net8.toml");
+    LibraryConfig {
+        range_is_list: t
+            .get(r, "range_is_list", &t.raw.range_is_list, |b| Ok(*b))
+            .unwrap_or(false),
     }
 }
 

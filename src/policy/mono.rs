@@ -65,7 +65,8 @@ impl Mono {
             .min
             .resolve(scenario.machine.cores)
             .saturating_mul(per_cpu)
-            .max(1);
+            .max(1)
+            .min(max.max(1));
         let max = max.max(initial);
         // set_min refuses a value above limit_worker_max (and non-positive ones).
         let min = match scenario.pool.min_threads {

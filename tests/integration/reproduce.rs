@@ -9,11 +9,6 @@ use poolsim::reproduce::{Row, reproduce};
 
 /// (seed, case, policy): rows the models miss today, and why.
 const KNOWN_MISSES: &[(&str, &str, &str)] = &[
-    // .NET 6, Parallel.ForEach over Enumerable.Range: 7.05 s against ~9 s
-    // (-21.7 %). The replicator's per-replica chunking (1,1,1,2,2,2,4...)
-    // and a yield after every element spread items over more threads than
-    // the real run did; For (range chunks) gives 9.3 s.
-    ("000", "Parallel.ForEach in Task.Run", "net6"),
     // Throttled pass after the unthrottled one: 7 probes fast, one waits
     // 100 ms when the goal drops and every active thread runs a pair
     // processor; makespan 4.00 s vs 4.69 s is within tolerance.

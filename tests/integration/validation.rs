@@ -150,3 +150,22 @@ fn mono_set_min_threads_takes_effect_at_the_first_hill_climbing_adjustment() {
     let end = |r: &engine::RunResult| r.trace.items.iter().map(|i| i.finished).max().unwrap();
     assert!(end(&p).as_ms_f64() > 1.8 * end(&r).as_ms_f64());
 }
+
+#[test]
+fn parallel_foreach_over_a_range_partitions_as_for_where_range_is_a_list() {
+    // .NET 8 (measured): Enumerable.Range is an IList<int>, so ForEach = For;
+    // the classic policy (.NET Framework's iterator) keeps chunk partitioning.
+    let each = load_scenario(&repo_path("scenarios/seed-000-parallel-foreach.toml")).unwrap();
+    let for_ = load_scenario(&repo_path("scenarios/seed-000-parallel-for.toml")).unwrap();
+    let starts = |s: &poolsim::scenario::Scenario, p: &str| {
+        let policy = resolve_policy(p).unwrap();
+        let r = engine::simulate(s, &policy, &mut NullSink, &SimOptions::default());
+        r.trace.items.iter().map(|i| i.started).collect::<Vec<_>>()
+    };
+    for p in ["net6", "net8"] {
+        assert!(resolve_policy(p).unwrap().library.range_is_list);
+        assert_eq!(starts(&each, p), starts(&for_, p), "{p}");
+    }
+    assert!(!resolve_policy("net-classic").unwrap().library.range_is_list);
+    assert_ne!(starts(&each, "net-classic"), starts(&for_, "net-classic"));
+}
