@@ -4,6 +4,9 @@
 # killed with nothing left behind. Every pair not listed in
 # tests/fixtures/validation/KNOWN_MISSES must pass (exit 0); a listed pair may
 # fail its listed checks (exit 1) but must still run. Takes about 5 minutes.
+# The subset leaves out the CPU-bound scenarios: on a shared 2-core VM their
+# real timings move by 20 % from run to run (cpu-probe: 1.6-1.9 s for 1.5 s
+# of work), so they are checked against the recordings only.
 #
 # Usage: scripts/live-validation.sh [SCENARIO-STEM ...]
 set -euo pipefail
@@ -12,7 +15,7 @@ scripts/install-runtimes.sh
 cargo build --release --quiet
 bin=./target/release/poolsim
 stems=("$@")
-[ ${#stems[@]} -eq 0 ] && stems=(sleep-burst delay-wait-burst min-threads cpu-probe concurrent-exclusive)
+[ ${#stems[@]} -eq 0 ] && stems=(sleep-burst delay-wait-burst concurrent-exclusive one-core staggered-arrivals)
 known=tests/fixtures/validation/KNOWN_MISSES
 failed=0
 for stem in "${stems[@]}"; do
