@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# The live part of CI: installs the real runtimes, then validates a subset of
-# scenarios/validation/ on each of them, and checks that a hung runtime is
-# killed with nothing left behind. Every pair not listed in
-# tests/fixtures/validation/KNOWN_MISSES must pass (exit 0); a listed pair may
-# fail its listed checks (exit 1) but must still run. Takes about 5 minutes.
-# The subset leaves out the CPU-bound scenarios: on a shared 2-core VM their
-# real timings move by 20 % from run to run (cpu-probe: 1.6-1.9 s for 1.5 s
-# of work), so they are checked against the recordings only.
+# The live part of CI: installs the real runtimes, then validates scenarios
+# of scenarios/validation/ on each of them, and checks that a run past its
+# wall-clock limit is stopped with nothing left behind.
 #
-# Usage: scripts/live-validation.sh [SCENARIO-STEM ...]
+# Checked (must pass, or fail only a check listed in
+# tests/fixtures/validation/KNOWN_MISSES): the scenarios whose real timing
+# is stable from run to run on this kind of machine. Reported only: the
+# scenarios whose real outcome moves with the gate thread's phase, which the
+# runtime sets during its own start-up (staggered arrivals on .NET Core 3.1
+# measured 7.14, 6.50 and 5.86 s for the same file; one core on .NET 8 4.41
+# and 5.11 s), and the CPU-bound ones (20 % apart run to run on a shared
+# VM). All of them are checked against the recordings by `cargo test`.
+# Takes about 5 minutes.
+#
+# Usage: scripts/live-validation.sh [SCENARIO-STEM ...]   (checked stems)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-runtimes.sh
 cargo build --release --quiet
 bin=./target/release/poolsim
 stems=("$@")
-[ ${#stems[@]} -eq 0 ] && stems=(sleep-burst delay-wait-burst concurrent-exclusive one-core staggered-arrivals)
+[ ${#stems[@]} -eq 0 ] && stems=(sleep-burst delay-wait-burst concurrent-exclusive)
+reported=(one-core staggered-arrivals)
 known=tests/fixtures/validation/KNOWN_MISSES
 failed=0
 for stem in "${stems[@]}"; do
@@ -35,6 +41,23 @@ for stem in "${stems[@]}"; do
       echo "FAIL  $stem on $rt (exit $code)"
       cat "/tmp/live-$stem-$rt.txt"
       failed=1
+    fi
+  done
+done
+
+echo "== reported only (the real outcome depends on the runtime's start-up phase)"
+for stem in "${reported[@]}"; do
+  [ $# -eq 0 ] || break
+  for rt in coreclr3 net8 mono; do
+    set +e
+    $bin validate "scenarios/validation/$stem.toml" --runtime "$rt" --repeat 1 > "/tmp/live-$stem-$rt.txt" 2>&1
+    code=$?
+    set -e
+    summary=$(grep -E '^(makespan error|start error mean)' "/tmp/live-$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
+    if [ $code -gt 1 ]; then
+      echo "FAIL  $stem on $rt did not run (exit $code)"; cat "/tmp/live-$stem-$rt.txt"; failed=1
+    else
+      echo "info  $stem on $rt (exit $code)   $summary"
     fi
   done
 done
