@@ -105,3 +105,115 @@ fn an_unknown_runtime_lists_the_runtimes() {
         "{err}"
     );
 }
+
+#[test]
+fn validate_against_recordings_prints_the_error_table_and_exit_status() {
+    // net8 on the sleep burst passes every check (tests/fixtures/...).
+    let out = poolsim()
+        .args([
+            "validate",
+            "scenarios/validation/sleep-burst.toml",
+            "--runtime",
+            "net8",
+            "--fixtures",
+            "tests/fixtures/validation/sleep-burst",
+        ])
+        .current_dir(repo_path(""))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for needle in [
+        "makespan error",
+        "start error mean",
+        "end error mean",
+        "peak threads error",
+        "threads curve distance",
+        "PASS",
+    ] {
+        assert!(text.contains(needle), "missing {needle}: {text}");
+    }
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("   ")).count(),
+        3,
+        "{text}"
+    );
+    // A listed miss exits 1 and says which check failed.
+    let out = poolsim()
+        .args([
+            "validate",
+            "scenarios/validation/cpu-probe.toml",
+            "--runtime",
+            "coreclr3",
+            "--fixtures",
+            "tests/fixtures/validation/cpu-probe",
+            "--json",
+        ])
+        .current_dir(repo_path(""))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pass"], false);
+    assert_eq!(v["repetitions"].as_array().unwrap().len(), 3);
+    let failed: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["pass"] == false)
+        .map(|c| c["metric"].as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"makespan error"), "{failed:?}");
+}
+
+#[test]
+fn measure_on_the_native_pool_writes_the_trace_and_fixture() {
+    // Real threads, a fraction of a second: 4 x sleep 150 ms on 1 core under
+    // the dedicated-threads policy (all start at once).
+    let dir = std::env::temp_dir().join(format!("poolsim-measure-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "[machine]\ncores = 1\n[pool]\npolicy = \"dedicated-threads\"\n[[group]]\nname = \"g\"\ncount = 4\nbody = [ { sleep_ms = 150 } ]\n",
+    )
+    .unwrap();
+    let csv = dir.join("t.csv");
+    let out = poolsim()
+        .arg("measure")
+        .arg(&scenario)
+        .args(["--runtime", "native", "--repeat", "2", "--trace"])
+        .arg(&csv)
+        .arg("--out-dir")
+        .arg(dir.join("runs"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("runtime native"), "{text}");
+    for k in [1, 2] {
+        let rows = std::fs::read_to_string(dir.join(format!("t-{k}.csv"))).unwrap();
+        assert_eq!(rows.lines().count(), 5, "{rows}");
+        let fixture = std::fs::read_to_string(dir.join(format!("runs/native-{k}.txt"))).unwrap();
+        assert!(
+            fixture.contains("# machine:") && fixture.contains("\nend "),
+            "{fixture}"
+        );
+        let s = poolsim::scenario::load::load_scenario(&scenario).unwrap();
+        let m = poolsim::measure::measured::parse(&fixture, &["g".into()], "s", "native", 1, 1)
+            .unwrap();
+        assert_eq!(m.trace.items.len(), 4);
+        // Every item slept its 150 ms.
+        for i in &m.trace.items {
+            assert!(i.finished.since(i.started).as_ms_f64() >= 149.0, "{i:?}");
+        }
+        assert_eq!(s.item_count(), 4);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
