@@ -68,6 +68,9 @@ pub struct ValidateArgs {
     /// makespan + 30 s).
     #[arg(long, value_name = "S")]
     pub timeout_s: Option<u64>,
+    /// Leave .NET's tiered compilation on (see `poolsim measure --help`).
+    #[arg(long)]
+    pub tiered_compilation: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -119,7 +122,14 @@ pub fn run(args: ValidateArgs) -> i32 {
                 .timeout_s
                 .map(Duration::from_secs)
                 .unwrap_or_else(|| default_timeout(&scenario, &policy));
-            match measure_runs(runtime, &scenario, &policy, args.repeat, timeout) {
+            match measure_runs(
+                runtime,
+                &scenario,
+                &policy,
+                args.repeat,
+                timeout,
+                args.tiered_compilation,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -129,7 +139,13 @@ pub fn run(args: ValidateArgs) -> i32 {
         }
     };
     if let Some(dir) = &args.record
-        && let Err(e) = save_runs(dir, &mut runs, runtime, &args.scenario)
+        && let Err(e) = save_runs(
+            dir,
+            &mut runs,
+            runtime,
+            &args.scenario,
+            args.tiered_compilation,
+        )
     {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;

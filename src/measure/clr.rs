@@ -161,15 +161,35 @@ pub fn harness_dir() -> Result<PathBuf, MeasureError> {
 /// The runtimeconfig of a .NET run: the framework, invariant globalization,
 /// the scenario's min/max threads and the policy's cooperative-blocking
 /// constants (.NET 8 reads `Blocking.*`; 3.1 ignores them).
-pub fn runtime_config(rt: Runtime, scenario: &Scenario, policy: Option<&PolicyConfig>) -> String {
+///
+/// Tiered compilation is off unless `tiered` is set: its call-counting
+/// timer fires as pool work during start-up, which starts the gate thread
+/// ~200 ms before the workload's first request and so shifts every later
+/// gate tick (measured on .NET Core 3.1: a sleep burst's first injection at
+/// 0.79-0.80 s with it, 1.004 s without; the model, whose gate starts at
+/// the first request, gives 1.0005 s). Off, the runtime also compiles the
+/// harness fully optimised from the start, so CPU steps keep their
+/// calibrated speed.
+pub fn runtime_config(
+    rt: Runtime,
+    scenario: &Scenario,
+    policy: Option<&PolicyConfig>,
+    tiered: bool,
+) -> String {
     let (tfm, version) = match rt {
         Runtime::Coreclr3 => ("netcoreapp3.1", "3.1.0"),
         _ => ("net8.0", "8.0.0"),
     };
-    let mut props = vec![(
-        "System.Globalization.Invariant".to_string(),
-        "true".to_string(),
-    )];
+    let mut props = vec![
+        (
+            "System.Globalization.Invariant".to_string(),
+            "true".to_string(),
+        ),
+        (
+            "System.Runtime.TieredCompilation".to_string(),
+            tiered.to_string(),
+        ),
+    ];
     if let Some(n) = scenario.pool.min_threads {
         props.push((
             "System.Threading.ThreadPool.MinThreads".into(),
@@ -244,6 +264,8 @@ pub struct ClrOptions {
     pub sample_us: u64,
     /// Keep the run's plan and output files here (else a temp folder that is removed).
     pub keep_dir: Option<PathBuf>,
+    /// Leave .NET's tiered compilation on (see [`runtime_config`]).
+    pub tiered_compilation: bool,
 }
 
 /// Runs `scenario` once on `rt` (Mono, coreclr3 or net8).
@@ -297,8 +319,11 @@ pub fn run(
         Runtime::Coreclr3 | Runtime::Net8 => {
             let host = dotnet_host(rt)?;
             let rc = work.join("harness.runtimeconfig.json");
-            std::fs::write(&rc, runtime_config(rt, scenario, policy))
-                .map_err(|e| MeasureError::io(&rc, e))?;
+            std::fs::write(
+                &rc,
+                runtime_config(rt, scenario, policy, opts.tiered_compilation),
+            )
+            .map_err(|e| MeasureError::io(&rc, e))?;
             cmd.env("DOTNET_ROOT", host.parent().unwrap_or(Path::new(".")))
                 .env("DOTNET_CLI_TELEMETRY_OPTOUT", "1")
                 .arg(&host)
@@ -433,7 +458,7 @@ mod tests {
         )
         .unwrap();
         let p = crate::policy::file::resolve_policy("net8").unwrap();
-        let rc = runtime_config(Runtime::Net8, &s, Some(&p));
+        let rc = runtime_config(Runtime::Net8, &s, Some(&p), false);
         let v: serde_json::Value = serde_json::from_str(&rc).unwrap();
         let props = &v["runtimeOptions"]["configProperties"];
         assert_eq!(props["System.Threading.ThreadPool.MinThreads"], 12);
@@ -442,7 +467,8 @@ mod tests {
             serde_json::json!(p.blocking.as_ref().unwrap().delay_step.0 / 1_000_000)
         );
         assert_eq!(v["runtimeOptions"]["framework"]["version"], "8.0.0");
-        let rc3 = runtime_config(Runtime::Coreclr3, &s, Some(&p));
+        assert_eq!(props["System.Runtime.TieredCompilation"], false);
+        let rc3 = runtime_config(Runtime::Coreclr3, &s, Some(&p), true);
         assert!(rc3.contains("3.1.0") && !rc3.contains("Blocking"), "{rc3}");
     }
 

@@ -104,6 +104,9 @@ pub struct MeasureOptions {
     pub timeout: Duration,
     /// Thread-count sample period.
     pub sample: Duration,
+    /// Leave .NET's tiered compilation on (off by default: see
+    /// [`clr::runtime_config`]).
+    pub tiered_compilation: bool,
 }
 
 impl Default for MeasureOptions {
@@ -111,6 +114,7 @@ impl Default for MeasureOptions {
         MeasureOptions {
             timeout: Duration::from_secs(300),
             sample: Duration::from_millis(10),
+            tiered_compilation: false,
         }
     }
 }
@@ -158,6 +162,7 @@ pub fn measure_once(
                 timeout: opts.timeout,
                 sample_us: opts.sample.as_micros() as u64,
                 keep_dir: None,
+                tiered_compilation: opts.tiered_compilation,
             },
         ),
     }
