@@ -6,11 +6,12 @@
 # Checked (must pass, or fail only a check listed in
 # tests/fixtures/validation/KNOWN_MISSES): the scenarios whose real timing
 # is stable from run to run on this kind of machine. Reported only: the
-# scenarios whose real outcome moves with the gate thread's phase, which the
-# runtime sets during its own start-up (staggered arrivals on .NET Core 3.1
-# measured 7.14, 6.50 and 5.86 s for the same file; one core on .NET 8 4.41
-# and 5.11 s), and the CPU-bound ones (20 % apart run to run on a shared
-# VM). All of them are checked against the recordings by `cargo test`.
+# scenarios whose real outcome moved with the gate thread's phase in earlier
+# runs (with tiered compilation on, whose start-up timer sets that phase:
+# staggered arrivals on .NET Core 3.1 measured 7.14, 6.50 and 5.86 s for the
+# same file; one core on .NET 8 4.41 and 5.11 s; runs now switch it off, see
+# `poolsim measure --help`), and the CPU-bound ones (20 % apart run to run
+# on a shared VM). All of them are checked against the recordings by `cargo test`.
 # Takes about 5 minutes.
 #
 # Usage: scripts/live-validation.sh [SCENARIO-STEM ...]   (checked stems)
