@@ -101,6 +101,16 @@ impl Number {
                 "must be {}, found {i}",
                 describe_range(lo, hi)
             ))),
+            // TOML integers are 64-bit signed: a longer whole number is read
+            // as a float.
+            Number::Float(x) if x.is_finite() && x.fract() == 0.0 && x.abs() >= 9.2e18 => {
+                Err(Problem::new(format!(
+                    "is too large: TOML whole numbers go from {} to {} (found {self})",
+                    i64::MIN,
+                    i64::MAX
+                ))
+                .help(format!("use a value up to {hi}")))
+            }
             Number::Float(x) => {
                 let p = Problem::new(format!("must be a whole number, found {self}"));
                 Err(if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
@@ -340,6 +350,12 @@ mod tests {
             p.help.as_deref(),
             Some("write it without the decimal point: 4")
         );
+        // A seed past i64::MAX reaches us as a float.
+        let p = Number::Float(1.0063793827673651e19)
+            .integer_in(0, i64::MAX)
+            .unwrap_err();
+        assert!(p.message.starts_with("is too large"), "{}", p.message);
+        assert!(p.message.contains("9223372036854775807"), "{}", p.message);
     }
 
     #[test]
