@@ -92,6 +92,30 @@ pub fn policy_for(
     r.map_err(|e| e.to_string())
 }
 
+/// Checks `--runtime` and `--repeat`, loads the scenario and resolves the
+/// policy: what `measure` and `validate` both start with. The error is the
+/// message to print.
+pub fn prepare(
+    runtime: &str,
+    repeat: u32,
+    scenario_file: &Path,
+    policy_flag: Option<&str>,
+) -> Result<(Runtime, Scenario, PolicyConfig), String> {
+    let runtime = parse_runtime(runtime)?;
+    if repeat == 0 {
+        return Err("error: --repeat must be at least 1".into());
+    }
+    let scenario = load_scenario(scenario_file).map_err(|e| e.to_string())?;
+    let policy = policy_for(runtime, policy_flag, &scenario, scenario_file)?;
+    Ok((runtime, scenario, policy))
+}
+
+/// The wall-clock limit of one run: `--timeout-s`, else the default.
+pub fn run_timeout(flag: Option<u64>, scenario: &Scenario, policy: &PolicyConfig) -> Duration {
+    flag.map(Duration::from_secs)
+        .unwrap_or_else(|| default_timeout(scenario, policy))
+}
+
 /// The default wall-clock limit: five times the simulated makespan plus 30 s.
 pub fn default_timeout(scenario: &Scenario, policy: &PolicyConfig) -> Duration {
     let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
@@ -209,26 +233,13 @@ pub fn save_runs(
 }
 
 pub fn run(args: MeasureArgs) -> i32 {
-    let runtime = match parse_runtime(&args.runtime) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    if args.repeat == 0 {
-        eprintln!("error: --repeat must be at least 1");
-        return EXIT_INPUT;
-    }
-    let scenario = match load_scenario(&args.scenario) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    let policy = match policy_for(runtime, args.policy.as_deref(), &scenario, &args.scenario) {
-        Ok(p) => p,
+    let (runtime, scenario, policy) = match prepare(
+        &args.runtime,
+        args.repeat,
+        &args.scenario,
+        args.policy.as_deref(),
+    ) {
+        Ok(v) => v,
         Err(e) => {
             eprintln!("{e}");
             return EXIT_INPUT;
@@ -241,10 +252,7 @@ pub fn run(args: MeasureArgs) -> i32 {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }
-    let timeout = args
-        .timeout_s
-        .map(Duration::from_secs)
-        .unwrap_or_else(|| default_timeout(&scenario, &policy));
+    let timeout = run_timeout(args.timeout_s, &scenario, &policy);
     let mut runs = match measure_runs(
         runtime,
         &scenario,

@@ -3,7 +3,6 @@
 //! they are, metric by metric, against stated tolerances.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 
@@ -12,13 +11,10 @@ use poolsim::measure;
 use poolsim::measure::measured::Measured;
 use poolsim::output;
 use poolsim::render::{self, ChartOptions, Timeline};
-use poolsim::scenario::load::load_scenario;
 use poolsim::trace::EventLog;
 use poolsim::validate::{self, Report, Tolerances};
 
-use super::measure::{
-    RUNTIME_HELP, default_timeout, error_code, measure_runs, parse_runtime, policy_for, save_runs,
-};
+use super::measure::{RUNTIME_HELP, error_code, measure_runs, prepare, run_timeout, save_runs};
 use super::{EXIT_INCOMPLETE, EXIT_INPUT};
 
 /// Exit code when a check fails.
@@ -77,26 +73,13 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: ValidateArgs) -> i32 {
-    let runtime = match parse_runtime(&args.runtime) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    if args.repeat == 0 {
-        eprintln!("error: --repeat must be at least 1");
-        return EXIT_INPUT;
-    }
-    let scenario = match load_scenario(&args.scenario) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    let policy = match policy_for(runtime, args.policy.as_deref(), &scenario, &args.scenario) {
-        Ok(p) => p,
+    let (runtime, scenario, policy) = match prepare(
+        &args.runtime,
+        args.repeat,
+        &args.scenario,
+        args.policy.as_deref(),
+    ) {
+        Ok(v) => v,
         Err(e) => {
             eprintln!("{e}");
             return EXIT_INPUT;
@@ -118,10 +101,7 @@ pub fn run(args: ValidateArgs) -> i32 {
             }
         },
         None => {
-            let timeout = args
-                .timeout_s
-                .map(Duration::from_secs)
-                .unwrap_or_else(|| default_timeout(&scenario, &policy));
+            let timeout = run_timeout(args.timeout_s, &scenario, &policy);
             match measure_runs(
                 runtime,
                 &scenario,

@@ -205,7 +205,6 @@ fn measure_on_the_native_pool_writes_the_trace_and_fixture() {
             fixture.contains("# machine:") && fixture.contains("\nend "),
             "{fixture}"
         );
-        let s = poolsim::scenario::load::load_scenario(&scenario).unwrap();
         let m = poolsim::measure::measured::parse(&fixture, &["g".into()], "s", "native", 1, 1)
             .unwrap();
         assert_eq!(m.trace.items.len(), 4);
@@ -213,7 +212,6 @@ fn measure_on_the_native_pool_writes_the_trace_and_fixture() {
         for i in &m.trace.items {
             assert!(i.finished.since(i.started).as_ms_f64() >= 149.0, "{i:?}");
         }
-        assert_eq!(s.item_count(), 4);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

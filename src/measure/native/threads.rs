@@ -320,6 +320,23 @@ fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Gua
     }
 }
 
+/// A pool thread blocks (`blocked`) or unblocks in `kind`: the pool's
+/// blocked counts and the policy, as the engine tells them.
+fn set_blocked(g: &mut Guard<'_>, t: ThreadId, kind: BlockKind, blocked: bool) {
+    let inner = &mut **g;
+    let count = match kind {
+        BlockKind::Sleep => &mut inner.pool.blocked_sleep,
+        _ => &mut inner.pool.blocked_wait,
+    };
+    if blocked {
+        *count += 1;
+        inner.policy.0.thread_blocked(&mut inner.pool, t, kind);
+    } else {
+        *count -= 1;
+        inner.policy.0.thread_unblocked(&mut inner.pool, t, kind);
+    }
+}
+
 /// Runs `item` on thread `t` from its next step until it finishes or gives
 /// the thread back.
 fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> (Guard<'a>, Flow) {
@@ -364,12 +381,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
             }
             Step::Sleep(d) => {
                 if pool_thread {
-                    g.pool.blocked_sleep += 1;
-                    let inner = &mut *g;
-                    inner
-                        .policy
-                        .0
-                        .thread_blocked(&mut inner.pool, t, BlockKind::Sleep);
+                    set_blocked(&mut g, t, BlockKind::Sleep, true);
                 }
                 drop(g);
                 sh.pause(d);
@@ -378,12 +390,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                     return (g, Flow::Stopped);
                 }
                 if pool_thread {
-                    g.pool.blocked_sleep -= 1;
-                    let inner = &mut *g;
-                    inner
-                        .policy
-                        .0
-                        .thread_unblocked(&mut inner.pool, t, BlockKind::Sleep);
+                    set_blocked(&mut g, t, BlockKind::Sleep, false);
                 }
             }
             Step::Wait(d) => {
@@ -393,12 +400,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 g.pool.threads[ti].released = false;
                 g.pool.add_timer(now + d, TimerAction::ReleaseWaiter(t));
                 if pool_thread {
-                    g.pool.blocked_wait += 1;
-                    let inner = &mut *g;
-                    inner
-                        .policy
-                        .0
-                        .thread_blocked(&mut inner.pool, t, BlockKind::TaskWait);
+                    set_blocked(&mut g, t, BlockKind::TaskWait, true);
                 }
                 let cv = Arc::clone(&g.pool.threads[ti].cv);
                 while !g.pool.threads[ti].released && !g.pool.stopped {
@@ -410,12 +412,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                     return (g, Flow::Stopped);
                 }
                 if pool_thread {
-                    g.pool.blocked_wait -= 1;
-                    let inner = &mut *g;
-                    inner
-                        .policy
-                        .0
-                        .thread_unblocked(&mut inner.pool, t, BlockKind::TaskWait);
+                    set_blocked(&mut g, t, BlockKind::TaskWait, false);
                 }
             }
             Step::Await(d) => {
