@@ -107,6 +107,16 @@ pub fn prepare(
     }
     let scenario = load_scenario(scenario_file).map_err(|e| e.to_string())?;
     let policy = policy_for(runtime, policy_flag, &scenario, scenario_file)?;
+    if runtime != Runtime::Native
+        && let Some(tick) = scenario.machine.tick
+    {
+        eprintln!(
+            "note: machine.tick_ms = {} is the modelled machine's TickCount step; {} times its \
+             spins with this host's own TickCount (the model keeps the scenario's)",
+            tick.as_ms_f64(),
+            runtime.name()
+        );
+    }
     Ok((runtime, scenario, policy))
 }
 

@@ -269,8 +269,9 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.core.reschedule_cpu();
                     self.core.th(t).activity = Activity::Spin;
                     self.core.phase(t, Phase::Spin, Some(item));
+                    let end = self.core.scenario.machine.spin_end(now, d);
                     self.core
-                        .schedule(now + d, super::EventKind::StepDone(t, generation));
+                        .schedule(end, super::EventKind::StepDone(t, generation));
                     return Flow::Pending;
                 }
                 Step::Sleep(d) => {

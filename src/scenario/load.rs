@@ -214,6 +214,17 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
                 .unwrap_or(1),
         },
     };
+    let tick = raw
+        .machine
+        .as_ref()
+        .and_then(|m| m.get_ref().tick_ms.as_ref())
+        .and_then(|t| {
+            r.check(t, "machine.tick_ms", |n| {
+                n.duration(TimeUnit::Ms, true).map_err(|p| {
+                    p.help("`tick_ms` is the step of Environment.TickCount: 15.625 on Windows; leave it out for an exact clock")
+                })
+            })
+        });
 
     let pool = match &raw.pool {
         None => {
@@ -295,7 +306,7 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
     Scenario {
         name,
         seed,
-        machine: Machine { cores },
+        machine: Machine { cores, tick },
         pool,
         groups,
         probes,
@@ -946,6 +957,7 @@ seed = 7
 until_ms = 600000
 [machine]
 cores = 4
+tick_ms = 15.625
 [pool]
 policy = "net-classic"
 min_threads = 4
@@ -974,6 +986,7 @@ every_ms = 500
         assert_eq!(s.seed, 7);
         assert_eq!(s.until, Some(SimDuration::from_ms(600_000)));
         assert_eq!(s.machine.cores, 4);
+        assert_eq!(s.machine.tick, Some(SimDuration::from_nanos(15_625_000)));
         assert_eq!(s.pool.policy, "net-classic");
         assert_eq!(s.pool.min_threads, Some(4));
         assert_eq!(s.pool.max_threads, Some(100));
@@ -1074,6 +1087,7 @@ every_ms = 500
         assert_eq!(s.until, None);
         assert_eq!(s.pool.min_threads, None);
         assert_eq!(s.pool.gate_phase, None);
+        assert_eq!(s.machine.tick, None);
         assert_eq!(s.groups[0].name, "group0");
         assert_eq!(s.groups[0].arrival, Arrival::At(SimDuration::ZERO));
         assert!(s.probes.is_empty());
@@ -1095,6 +1109,23 @@ every_ms = 500
         );
         let lines: Vec<_> = e.diagnostics().map(|d| d.line.unwrap()).collect();
         assert_eq!(lines, [2, 5, 7, 8]);
+    }
+
+    #[test]
+    fn a_tick_must_be_a_positive_duration() {
+        for (tick, says) in [
+            ("0", "must be greater than 0 ms"),
+            ("-15.625", "must not be negative"),
+            ("\"15\"", "number"),
+        ] {
+            let text = format!(
+                "[machine]\ncores = 1\ntick_ms = {tick}\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 1\nbody = [\"yield\"]\n"
+            );
+            let e = parse_scenario(&text, "t.toml").unwrap_err();
+            let d = e.diagnostics().next().unwrap();
+            assert_eq!(d.path.as_deref(), Some("machine.tick_ms"), "{tick}");
+            assert!(d.message.contains(says), "{tick}: {}", d.message);
+        }
     }
 
     #[test]

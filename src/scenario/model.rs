@@ -4,7 +4,7 @@
 //! [`crate::scenario::load`]; the engine trusts it and never re-validates.
 //! Durations are integer nanoseconds ([`SimDuration`]).
 
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// Upper bound on items in one group and in one scenario (issue: "counts over
 /// 100 million are refused").
@@ -37,6 +37,32 @@ pub struct Scenario {
 pub struct Machine {
     /// `Environment.ProcessorCount`.
     pub cores: u32,
+    /// `tick_ms`: the step of `Environment.TickCount`, which
+    /// `SpinWait.SpinUntil` reads for its timeout. `None` = an exact clock.
+    /// On Windows the tick is the system timer's, 15.625 ms by default, so
+    /// a `spin_ms` step ends on the first tick at least its length after
+    /// the tick it started in (`spin_end`).
+    pub tick: Option<SimDuration>,
+}
+
+impl Machine {
+    /// When a `spin_ms` step of length `d` started at `start` ends:
+    /// `SpinWait.SpinUntil(cond, d)` reads `TickCount` when it starts and
+    /// returns at the first reading at least `d` later. `TickCount` moves
+    /// only at ticks, and a spinner's `Sleep(1)` wakes at a tick, so the
+    /// spin ends at the tick `ceil(d / tick)` ticks after the last tick
+    /// at or before `start`. With an exact clock it ends at `start + d`.
+    pub fn spin_end(&self, start: SimTime, d: SimDuration) -> SimTime {
+        match self.tick {
+            Some(q) if q.as_nanos() > 0 && d.as_nanos() > 0 => {
+                let q = q.as_nanos();
+                let base = start.as_nanos() / q * q;
+                let ticks = d.as_nanos().div_ceil(q);
+                SimTime(base.saturating_add(ticks.saturating_mul(q)))
+            }
+            _ => start + d,
+        }
+    }
 }
 
 /// `[pool]`: which policy, and the settings a program can change at run time.
@@ -206,5 +232,70 @@ impl Scenario {
     /// Total number of work items over all groups (probes excluded).
     pub fn item_count(&self) -> u64 {
         self.groups.iter().map(|g| g.count).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(tick_ns: Option<u64>) -> Machine {
+        Machine {
+            cores: 4,
+            tick: tick_ns.map(SimDuration::from_nanos),
+        }
+    }
+
+    #[test]
+    fn an_exact_clock_ends_a_spin_on_time() {
+        let m = machine(None);
+        let start = SimTime(1_234_567);
+        let d = SimDuration::from_ms(40);
+        assert_eq!(m.spin_end(start, d), start + d);
+    }
+
+    #[test]
+    fn a_tick_clock_ends_a_spin_on_the_first_tick_far_enough_from_the_starting_tick() {
+        // Windows: 15.625 ms ticks.
+        let m = machine(Some(15_625_000));
+        let ms = |x: f64| SimTime((x * 1e6).round() as u64);
+        // Started on a tick: 40 ms needs 3 ticks, 20 ms needs 2.
+        assert_eq!(m.spin_end(ms(0.0), SimDuration::from_ms(40)), ms(46.875));
+        assert_eq!(m.spin_end(ms(0.0), SimDuration::from_ms(20)), ms(31.25));
+        // Just after a tick: TickCount still reads that tick.
+        assert_eq!(
+            m.spin_end(ms(31.25 + 0.02), SimDuration::from_ms(40)),
+            ms(78.125)
+        );
+        // Late in a tick: the spin is short by almost a tick.
+        assert_eq!(m.spin_end(ms(15.0), SimDuration::from_ms(40)), ms(46.875));
+        // Exactly a whole number of ticks: no extra tick.
+        assert_eq!(
+            m.spin_end(ms(0.0), SimDuration::from_nanos(31_250_000)),
+            ms(31.25)
+        );
+        // A zero spin ends at once.
+        assert_eq!(m.spin_end(ms(3.0), SimDuration::ZERO), ms(3.0));
+    }
+
+    #[test]
+    fn a_tick_never_ends_a_spin_before_it_starts() {
+        let m = machine(Some(4_000_000));
+        for start in (0..20_000_000u64).step_by(333_333) {
+            for d in [1u64, 999_999, 4_000_000, 4_000_001, 17_000_000] {
+                let end = m.spin_end(SimTime(start), SimDuration::from_nanos(d));
+                assert!(end > SimTime(start), "start {start} d {d}");
+                assert_eq!(end.as_nanos() % 4_000_000, 0, "ends on a tick");
+                // Never more than one tick short of d, never more than a tick long.
+                assert!(
+                    end.as_nanos() + 4_000_000 > start + d,
+                    "start {start} d {d}"
+                );
+                assert!(
+                    end.as_nanos() < start + d + 4_000_000,
+                    "start {start} d {d}"
+                );
+            }
+        }
     }
 }

@@ -213,6 +213,7 @@ impl RawScenario {
 #[serde(deny_unknown_fields, expecting = "a table")]
 pub struct RawMachine {
     pub cores: Option<Spanned<Number>>,
+    pub tick_ms: Option<Spanned<Number>>,
 }
 
 /// `[pool]`

@@ -158,7 +158,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             Scenario {
                 name: "generated".into(),
                 seed,
-                machine: Machine { cores },
+                machine: Machine { cores, tick: None },
                 pool: PoolSettings {
                     policy: "net-classic".into(),
                     min_threads: min,
@@ -300,7 +300,7 @@ proptest! {
         let s = Scenario {
             name: "cpu".into(),
             seed,
-            machine: Machine { cores },
+            machine: Machine { cores, tick: None },
             pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None },
             groups: vec![Group {
                 name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,

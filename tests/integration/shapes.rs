@@ -212,3 +212,26 @@ fn mono_ignores_set_min_threads() {
         assert!((w[1] - w[0] - 500.0).abs() < 5.0, "{starts:?}");
     }
 }
+
+#[test]
+fn a_spin_on_a_tick_clock_lasts_whole_ticks() {
+    // SpinUntil(() => false, 40) and (.., 20) on Windows' 15.625 ms
+    // TickCount, one thread, items back to back: each spin starts just
+    // after the tick the previous one ended on (the first one after the
+    // thread's start latency), so each ends on a tick.
+    for (ms, lasts) in [(40, 46.875), (20, 31.25)] {
+        let text = format!(
+            "[machine]\ncores = 1\ntick_ms = 15.625\n[pool]\npolicy = \"net5\"\nmin_threads = 1\nmax_threads = 1\n[[group]]\ncount = 5\nbody = [ {{ spin_ms = {ms} }} ]\n"
+        );
+        let r = run(&text, "net5");
+        for i in &r.trace.items {
+            let took = (i.finished - i.started).as_ms_f64();
+            assert!(
+                took <= lasts && took > lasts - 1.0,
+                "spin {ms} ms took {took} ms, expected just under {lasts}"
+            );
+        }
+        let end = r.trace.items.iter().map(|i| i.finished).max().unwrap();
+        assert_eq!(end.as_ms_f64(), 5.0 * lasts, "spin {ms} ms");
+    }
+}

@@ -373,9 +373,12 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 g = sh.lock();
             }
             Step::Spin(d) => {
+                // The deadline follows the scenario's TickCount (as the
+                // model's does), counted from the run's start.
+                let start = g.pool.clock();
                 drop(g);
-                let until =
-                    std::time::Instant::now() + std::time::Duration::from_nanos(d.as_nanos());
+                let end = sh.scenario.machine.spin_end(start, d);
+                let until = sh.t0 + std::time::Duration::from_nanos(end.as_nanos());
                 sys::spin_until(until, &sh.stop);
                 g = sh.lock();
             }
