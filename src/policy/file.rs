@@ -1136,6 +1136,33 @@ fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> PolicyConfig
         .then(|| build_net20(raw, r))
         .flatten()
         .filter(|_| wants(ModelKind::Net20));
+    // 2.0 runs its queueing path (create a worker, or make sure the gate
+    // thread exists) on every QueueUserWorkItem: a managed request cap
+    // would starve it, and 2.0 has none.
+    if wants(ModelKind::Net20) && dispatch.max_outstanding_requests_per_core != MAX_PER_CORE {
+        let span = raw
+            .dispatch
+            .as_ref()
+            .and_then(|d| {
+                d.get_ref()
+                    .max_outstanding_requests_per_core
+                    .as_ref()
+                    .map(Spanned::span)
+            })
+            .unwrap_or(0..0);
+        r.error(
+            span,
+            "dispatch.max_outstanding_requests_per_core",
+            Problem::new(format!(
+                "model = \"net20\" has no managed request cap: 2.0 asks for a thread on every \
+                 queued item, found {}",
+                dispatch.max_outstanding_requests_per_core
+            ))
+            .help(format!(
+                "write max_outstanding_requests_per_core = {MAX_PER_CORE} (no cap), as policies/net20-sp1.toml does"
+            )),
+        );
+    }
 
     PolicyConfig {
         name,
@@ -1868,6 +1895,21 @@ mod tests {
                 "dispatch.leave_at_quantum"
             ]
         );
+    }
+
+    #[test]
+    fn net20_refuses_a_request_cap() {
+        let sp1 = builtin_text("net20-sp1.toml");
+        assert!(parse_policy(sp1, "net20-sp1.toml").is_ok());
+        let capped = sp1.replace(
+            "max_outstanding_requests_per_core = 1024",
+            "max_outstanding_requests_per_core = 1",
+        );
+        assert_ne!(capped, sp1);
+        let e = parse_policy(&capped, "p.toml").unwrap_err();
+        assert_eq!(e.len(), 1, "{e}");
+        assert_eq!(e.path(), Some("dispatch.max_outstanding_requests_per_core"));
+        assert!(e.to_string().contains("no managed request cap"), "{e}");
     }
 
     #[test]
