@@ -24,7 +24,9 @@
 //!   "last dequeue" is really the last completion (0 until one happens), so
 //!   the first tick of a burst always injects. If requests are pending and
 //!   `now ≥ last + (cpu < 80 % ? 500 : goal × 1000)` (note `≥`), the goal
-//!   grows by one and up to `inject_tries` unpark-or-create attempts follow.
+//!   grows by one (at the maximum it stays, and the round goes on only
+//!   while fewer threads work than the goal) and up to `inject_tries`
+//!   unpark-or-create attempts follow.
 //!   It exits after `idle_ticks_before_stop` ticks with nothing pending.
 //! - Hill climbing runs on completions with CoreCLR's algorithm; a raised
 //!   goal takes effect at the next request or monitor round. Mono's port
@@ -172,14 +174,19 @@ impl Policy for Mono {
             && self
                 .gate
                 .starved(pool.now(), self.last_completion, self.goal)
-            && self.goal < self.max
         {
-            // max_working + 1, bounded by limit_worker_max only.
-            let goal = self.goal + 1;
-            move_goal(&mut self.goal, (0, self.max), pool, goal, "starvation");
-            self.hill_climbing
-                .climber
-                .force_change(self.goal, Transition::Starvation);
+            if self.goal < self.max {
+                // max_working + 1, bounded by limit_worker_max only.
+                let goal = self.goal + 1;
+                move_goal(&mut self.goal, (0, self.max), pool, goal, "starvation");
+                self.hill_climbing
+                    .climber
+                    .force_change(self.goal, Transition::Starvation);
+            } else if counts.working >= self.goal {
+                // At limit_worker_max the monitor goes on only while fewer
+                // threads work than max_working.
+                return;
+            }
             for _ in 0..self.inject_tries {
                 if self.unpark_or_create(pool, ThreadReason::Starvation) {
                     break;

@@ -235,3 +235,26 @@ fn a_spin_on_a_tick_clock_lasts_whole_ticks() {
         assert_eq!(end.as_ms_f64(), 5.0 * lasts, "spin {ms} ms");
     }
 }
+
+#[test]
+fn mono_at_its_thread_limit_still_fills_the_goal() {
+    // One core, SetMaxThreads(2). A pool thread submits an item that blocks
+    // in Task.Delay(1).Wait(); hill climbing has raised the goal to 2 (the
+    // maximum) but no request created the second thread. Mono's monitor
+    // then cannot raise the goal, and goes on because fewer threads work
+    // than the goal: the timer callback gets the second thread.
+    let text = "[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\nmax_threads = 2\n\
+        [[group]]\nname = \"first\"\ncount = 1\narrival = { at_ms = 15 }\nbody = [ { cpu_ms = 6 } ]\n\
+        [[group]]\nname = \"blocker\"\ncount = 1\nfrom = \"pool\"\narrival = { at_ms = 173 }\nbody = [ { wait_ms = 1 } ]\n";
+    for seed in 1..=8 {
+        let scenario = parse_scenario(&format!("seed = {seed}\n{text}"), "m.toml").unwrap();
+        let policy = resolve_policy("mono").unwrap();
+        let r = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+        assert!(r.outcome.is_completed(), "seed {seed}: {:?}", r.outcome);
+        assert!(
+            r.trace.threads.len() <= 2,
+            "seed {seed}: {} threads",
+            r.trace.threads.len()
+        );
+    }
+}
