@@ -18,8 +18,8 @@
 //!   outstanding, or after the first of a dispatch with one outstanding);
 //! - a dispatch quantum, after which a native-pool worker returns to the
 //!   pool's bookkeeping and asks for a thread to carry on;
-//! - timers fired by pool work: `cores` timer queues, a timer joining a
-//!   random one; an expired queue reaches a worker as an unmanaged request
+//! - timers fired by pool work: `cores` timer queues, a timer joining its
+//!   creating thread's (or, per policy, a random one); an expired queue reaches a worker as an unmanaged request
 //!   (native pool), through a time-sensitive or high-priority queue (.NET
 //!   6, 7+), or callback by callback at the global tail (Mono); the worker
 //!   that runs a queue runs its first due callback inline and queues the
@@ -45,7 +45,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch};
+use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch, TimerQueueChoice};
 use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
 use crate::scenario::{Arrival, Origin, Scenario, Submit, Throttle};
 use crate::time::{SimDuration, SimTime};
@@ -361,8 +361,9 @@ struct Core<'a, S: TraceSink> {
     /// `Enumerable.Range` is a list: `Parallel.ForEach` over it partitions as `For`.
     range_is_list: bool,
     timer_queues: Vec<TimerQueue>,
-    timers: Vec<TimerAction>,
+    timer_queue_of: TimerQueueChoice,
     timer_pick: ChaCha8Rng,
+    timers: Vec<TimerAction>,
 
     continuations: Vec<Option<Vec<Frame>>>,
     item_owner: Vec<Owner>,
@@ -536,11 +537,12 @@ impl<'a, S: TraceSink> Core<'a, S> {
             steal: rng::stream(scenario.seed, "steal"),
             timer_dispatch: config.timers.dispatch,
             range_is_list: config.library.range_is_list,
+            timer_queue_of: config.timers.queue_of,
+            timer_pick: rng::stream(scenario.seed, "timer-queue"),
             timer_queues: (0..timer_queue_count)
                 .map(|_| TimerQueue::default())
                 .collect(),
             timers: Vec::new(),
-            timer_pick: rng::stream(scenario.seed, "timer-queue"),
             continuations: Vec::new(),
             item_owner: Vec::with_capacity(reserve),
             item_step: Vec::with_capacity(reserve),
@@ -971,14 +973,17 @@ impl<'a, S: TraceSink> Core<'a, S> {
 
     // ---- timers -------------------------------------------------------
 
-    fn add_timer(&mut self, due: SimTime, action: TimerAction) {
+    /// A timer created by thread `by`: it joins the queue of the processor
+    /// `by` runs on (`TimerQueue.Instances[GetCurrentProcessorNumber() %
+    /// count]`), per the policy's `timers.queue_of`.
+    fn add_timer(&mut self, due: SimTime, action: TimerAction, by: ThreadId) {
         let id = self.timers.len() as u32;
         self.timers.push(action);
         let n = self.timer_queues.len();
-        let q = if n > 1 {
-            self.timer_pick.random_range(0..n)
-        } else {
-            0
+        let q = match self.timer_queue_of {
+            _ if n <= 1 => 0,
+            TimerQueueChoice::CreatingThread => by as usize % n,
+            TimerQueueChoice::Random => self.timer_pick.random_range(0..n),
         };
         let queue = &mut self.timer_queues[q];
         let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);

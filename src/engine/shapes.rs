@@ -290,7 +290,7 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.core.th(t).activity = Activity::Wait;
                     self.core.phase(t, Phase::Wait, Some(item));
                     self.core
-                        .add_timer(now + d, super::TimerAction::ReleaseWaiter(t));
+                        .add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
                     if pool {
                         self.core.blocked_wait += 1;
                         self.policy
@@ -302,7 +302,7 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.core.item_step[i] += 1;
                     let cont = self.suspend(t, item);
                     self.core
-                        .add_timer(now + d, super::TimerAction::Resume(cont));
+                        .add_timer(now + d, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {

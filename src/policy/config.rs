@@ -201,6 +201,22 @@ pub struct TimersConfig {
     /// a timer joins the queue of the processor its creator ran on).
     pub queues: ThreadCount,
     pub dispatch: TimerDispatch,
+    /// Which queue a new timer joins.
+    pub queue_of: TimerQueueChoice,
+}
+
+/// Which timer queue a new timer joins: the processor its creating thread
+/// runs on (`GetCurrentProcessorNumber() % queues`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerQueueChoice {
+    /// Thread index mod queues: concurrently running threads sit on
+    /// distinct processors, and a thread that blocks and wakes on an idle
+    /// machine comes back to its own (measured on Linux: .NET Core 3.1's
+    /// `Task.Delay().Wait()` burst releases exactly the callbacks this
+    /// grouping predicts).
+    CreatingThread,
+    /// A queue drawn at random (seeded): the placement is not known.
+    Random,
 }
 
 /// `[blocking]`: .NET 6+ cooperative blocking (`PortableThreadPool.Blocking.cs`).

@@ -30,7 +30,7 @@ use crate::error::{Diagnostic, LoadError, Problem, Report, choose, did_you_mean}
 use crate::policy::config::{
     BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
     LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount,
-    ThreadsConfig, ThrottleConfig, ThrottleKind, TimerDispatch, TimersConfig,
+    ThreadsConfig, ThrottleConfig, ThrottleKind, TimerDispatch, TimerQueueChoice, TimersConfig,
 };
 use crate::scenario::model::MAX_THREADS_LIMIT;
 use crate::scenario::raw::{Number, TimeUnit};
@@ -96,6 +96,11 @@ const TIMER_DISPATCHES: &[(&str, TimerDispatch)] = &[
     ("time-sensitive", TimerDispatch::TimeSensitive),
     ("high-priority", TimerDispatch::HighPriority),
     ("global-per-callback", TimerDispatch::GlobalPerCallback),
+];
+
+const TIMER_QUEUE_CHOICES: &[(&str, TimerQueueChoice)] = &[
+    ("creating-thread", TimerQueueChoice::CreatingThread),
+    ("random", TimerQueueChoice::Random),
 ];
 
 /// `kind = ...` of a throttle (policy `[throttle]` and scenario `throttle = {...}`).
@@ -213,6 +218,7 @@ struct RawDispatch {
 struct RawTimers {
     queues: Option<Spanned<NumberOrText>>,
     dispatch: Option<Spanned<String>>,
+    queue_of: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1454,6 +1460,11 @@ fn build_timers(raw: &RawPolicy, r: &mut Report<'_>) -> TimersConfig {
                 choose(s, TIMER_DISPATCHES, "timer dispatch")
             })
             .unwrap_or(TimerDispatch::GlobalPerCallback),
+        queue_of: t
+            .get(r, "queue_of", &t.raw.queue_of, |s| {
+                choose(s, TIMER_QUEUE_CHOICES, "timer queue choice")
+            })
+            .unwrap_or(TimerQueueChoice::Random),
     }
 }
 
@@ -1663,7 +1674,8 @@ mod tests {
             p.timers,
             TimersConfig {
                 queues: ThreadCount::PerCore(1),
-                dispatch: TimerDispatch::UnmanagedRequest
+                dispatch: TimerDispatch::UnmanagedRequest,
+                queue_of: TimerQueueChoice::Random,
             }
         );
         assert_eq!((&p.blocking, &p.mono, &p.net20), (&None, &None, &None));
@@ -1682,6 +1694,8 @@ mod tests {
         );
         assert_eq!(p.gate.drift, SimDuration::from_us(500));
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
+        // Measured on Linux: a timer joins its creating thread's queue.
+        assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread);
         // Everything else is net-classic's.
         let same = PolicyConfig {
             name: classic.name.clone(),
@@ -1692,6 +1706,7 @@ mod tests {
                 ..p.threads.clone()
             },
             gate: classic.gate.clone(),
+            timers: classic.timers.clone(),
             ..p
         };
         assert_eq!(same, classic);
@@ -1756,7 +1771,8 @@ mod tests {
             p.timers,
             TimersConfig {
                 queues: ThreadCount::Fixed(1),
-                dispatch: TimerDispatch::GlobalPerCallback
+                dispatch: TimerDispatch::GlobalPerCallback,
+                queue_of: TimerQueueChoice::Random,
             }
         );
         assert_eq!(
@@ -1895,6 +1911,18 @@ mod tests {
                 "dispatch.leave_at_quantum"
             ]
         );
+    }
+
+    #[test]
+    fn linux_policies_put_a_timer_on_its_creators_queue() {
+        for name in ["coreclr3-linux.toml", "net8.toml"] {
+            let p = parse_policy(builtin_text(name), name).unwrap();
+            assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread, "{name}");
+        }
+        let text = builtin_text("net8.toml").replace("\"creating-thread\"", "\"by-cpu\"");
+        let e = parse_policy(&text, "p.toml").unwrap_err();
+        assert_eq!(e.path(), Some("timers.queue_of"));
+        assert!(e.to_string().contains("creating-thread"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use rand_chacha::ChaCha8Rng;
 use super::sys;
 use super::threads;
 use crate::engine::rng;
-use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch};
+use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch, TimerQueueChoice};
 use crate::policy::{Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
 use crate::scenario::arrivals;
 use crate::scenario::{Arrival, Origin, Scenario, Submit, Throttle};
@@ -348,6 +348,7 @@ pub(super) struct Pool {
     timer_queues: Vec<TimerQueue>,
     pub timers: Vec<TimerAction>,
     timer_pick: ChaCha8Rng,
+    timer_queue_of: TimerQueueChoice,
     events: BinaryHeap<Reverse<(SimTime, u64, TimerEvent)>>,
     seq: u64,
     sample_every: SimDuration,
@@ -503,6 +504,7 @@ impl Pool {
                 .collect(),
             timers: Vec::new(),
             timer_pick: rng::stream(scenario.seed, "timer-queue"),
+            timer_queue_of: config.timers.queue_of,
             events: BinaryHeap::new(),
             seq: 0,
             sample_every: SimDuration(
@@ -895,14 +897,16 @@ impl Pool {
         }
     }
 
-    pub fn add_timer(&mut self, due: SimTime, action: TimerAction) {
+    /// A timer created by thread `by` joins a queue as in the engine
+    /// (`timers.queue_of`).
+    pub fn add_timer(&mut self, due: SimTime, action: TimerAction, by: ThreadId) {
         let id = self.timers.len() as u32;
         self.timers.push(action);
         let n = self.timer_queues.len();
-        let q = if n > 1 {
-            self.timer_pick.random_range(0..n)
-        } else {
-            0
+        let q = match self.timer_queue_of {
+            _ if n <= 1 => 0,
+            TimerQueueChoice::CreatingThread => by as usize % n,
+            TimerQueueChoice::Random => self.timer_pick.random_range(0..n),
         };
         let queue = &mut self.timer_queues[q];
         let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);

@@ -401,7 +401,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 // has run as pool work.
                 let now = g.pool.clock();
                 g.pool.threads[ti].released = false;
-                g.pool.add_timer(now + d, TimerAction::ReleaseWaiter(t));
+                g.pool.add_timer(now + d, TimerAction::ReleaseWaiter(t), t);
                 if pool_thread {
                     set_blocked(&mut g, t, BlockKind::TaskWait, true);
                 }
@@ -422,7 +422,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 // await Task.Delay(d): the rest runs as the timer's callback.
                 g.pool.item_step[i] = (pc + 1) as u32;
                 let now = g.pool.clock();
-                g.pool.add_timer(now + d, TimerAction::Resume(item));
+                g.pool.add_timer(now + d, TimerAction::Resume(item), t);
                 return (g, Flow::Suspended);
             }
             Step::Yield => {
