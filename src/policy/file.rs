@@ -1917,7 +1917,11 @@ mod tests {
     fn linux_policies_put_a_timer_on_its_creators_queue() {
         for name in ["coreclr3-linux.toml", "net8.toml"] {
             let p = parse_policy(builtin_text(name), name).unwrap();
-            assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread, "{name}");
+            assert_eq!(
+                p.timers.queue_of,
+                TimerQueueChoice::CreatingThread,
+                "{name}"
+            );
         }
         let text = builtin_text("net8.toml").replace("\"creating-thread\"", "\"by-cpu\"");
         let e = parse_policy(&text, "p.toml").unwrap_err();
