@@ -34,8 +34,14 @@
 //!
 //! What differs between pools (when a thread is added, the goal) is asked of
 //! the [`Policy`].
+//!
+//! The queues, thread requests, worker-loop decisions, timer queues,
+//! throttles and thread counts are in `pool_state`, which the native pool
+//! (`crate::measure::native`) uses too; this module drives them on the
+//! virtual clock.
 
 pub mod cpu;
+pub(crate) mod pool_state;
 pub mod rng;
 mod shapes;
 
@@ -45,16 +51,19 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch, TimerQueueChoice};
 use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
-use crate::scenario::{Arrival, Origin, Scenario, Submit, Throttle};
+use crate::scenario::{Arrival, Origin, Scenario, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     CountSample, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason, ThreadRecord,
     Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
-use shapes::{AsyncWorker, Loop, Pair, Partition, Replica, Semaphore};
+use pool_state::{
+    Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
+    WorkerNext,
+};
+use shapes::{AsyncWorker, Loop, Partition, Replica};
 
 /// Limits on one run.
 #[derive(Clone, Debug)]
@@ -219,20 +228,6 @@ enum ThreadKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ThreadState {
-    /// Created or released; first dequeue pending.
-    Starting,
-    /// In its dispatch loop or inside a work item.
-    Active,
-    /// Waiting for work.
-    Idle,
-    /// Stopped working because the pool had more threads than its goal;
-    /// not counted as active, can be brought back before it times out.
-    Retired,
-    Exited,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Activity {
     None,
     Cpu,
@@ -251,11 +246,7 @@ struct PoolThread {
     activity: Activity,
     /// Invalidates events scheduled for an earlier state.
     generation: u64,
-    local: VecDeque<Work>,
     frames: Vec<Frame>,
-    dispatch_start: SimTime,
-    /// Whether this dispatch already asked for a thread (first-dequeue mode).
-    requested_this_dispatch: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -264,14 +255,6 @@ enum TimerAction {
     ReleaseWaiter(ThreadId),
     /// Run a continuation after `await Task.Delay(d)`.
     Resume(u32),
-}
-
-#[derive(Debug, Default)]
-struct TimerQueue {
-    heap: BinaryHeap<Reverse<(SimTime, u32)>>,
-    /// Queued for a worker and not yet run.
-    scheduled: bool,
-    generation: u64,
 }
 
 /// Who continues when an item's body ends.
@@ -322,48 +305,17 @@ struct Core<'a, S: TraceSink> {
     threads: Vec<PoolThread>,
     main_thread: Option<ThreadId>,
     main_calls: VecDeque<u32>,
-    idle: Vec<ThreadId>,
-    retired: Vec<ThreadId>,
-    /// Active pool threads (starting, working or idle): `NumActive`.
-    existing: u32,
-    starting: u32,
-    dedicated_alive: u32,
-    blocked_sleep: u32,
-    blocked_wait: u32,
-    max_threads: u32,
+    /// The threads by state (shared with the native pool).
+    tally: ThreadCounts,
     start_latency: SimDuration,
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
-    quantum: SimDuration,
-    leave_at_quantum: bool,
-    request_mode: RequestMode,
 
-    global: VecDeque<Work>,
-    high_priority: VecDeque<Work>,
-    time_sensitive: VecDeque<Work>,
-    /// .NET 6: every other dispatch entry takes a time-sensitive item first.
-    time_sensitive_first: bool,
-    unmanaged: VecDeque<Work>,
-    unmanaged_pending: u32,
-    /// Native pool: which request kind a worker tries first.
-    hint_unmanaged: bool,
-    queued: u64,
-    queued_local: u64,
-    /// The VM's count of thread requests not yet taken by a worker.
-    pending_requests: u32,
-    /// The managed queue's outstanding requests (capped).
-    outstanding: u32,
-    request_cap: u32,
-    steal: ChaCha8Rng,
-
-    timer_dispatch: TimerDispatch,
+    /// Queues, thread requests and timers (shared with the native pool).
+    pool: PoolState<Work, TimerAction>,
     /// `Enumerable.Range` is a list: `Parallel.ForEach` over it partitions as `For`.
     range_is_list: bool,
-    timer_queues: Vec<TimerQueue>,
-    timer_queue_of: TimerQueueChoice,
-    timer_pick: ChaCha8Rng,
-    timers: Vec<TimerAction>,
 
     continuations: Vec<Option<Vec<Frame>>>,
     item_owner: Vec<Owner>,
@@ -376,8 +328,9 @@ struct Core<'a, S: TraceSink> {
     replicas: Vec<Replica>,
     partitions: Vec<Partition>,
     async_workers: Vec<AsyncWorker>,
-    pairs: Vec<Pair>,
-    semaphores: Vec<Semaphore>,
+    pairs: Vec<Pair<Work>>,
+    /// Waiters: continuations.
+    semaphores: Vec<Semaphore<u32>>,
 
     items_total: u64,
     items_finished: u64,
@@ -394,32 +347,6 @@ struct Engine<'a, S: TraceSink> {
     retire_on_stop: bool,
 }
 
-/// What a pool thread does next in its worker loop.
-enum Next {
-    /// Look for a thread request to take (the native worker loop).
-    Seek,
-    /// Dequeue the next work item (the managed dispatch loop).
-    Dispatch,
-    /// A work item just completed.
-    Completed,
-}
-
-fn empty_trace() -> Trace {
-    Trace {
-        scenario: String::new(),
-        policy: String::new(),
-        seed: 0,
-        cores: 0,
-        groups: Vec::new(),
-        items: Vec::new(),
-        threads: Vec::new(),
-        probes: Vec::new(),
-        counts: Vec::new(),
-        cpu_busy_ns: None,
-        end: SimTime::ZERO,
-    }
-}
-
 impl<'a, S: TraceSink> Core<'a, S> {
     fn new(
         scenario: &'a Scenario,
@@ -428,16 +355,12 @@ impl<'a, S: TraceSink> Core<'a, S> {
         sink: &'a mut S,
     ) -> Self {
         let cores = scenario.machine.cores;
-        let mut pairs = Vec::new();
-        let mut semaphores = Vec::new();
-        let default_throttle = config.throttle.as_ref().map(|t| Throttle {
-            kind: t.kind,
-            limit: t.limit.resolve(cores).max(1),
-        });
+        let throttles = Throttles::new(scenario, config);
         let groups = scenario
             .groups
             .iter()
-            .map(|g| {
+            .zip(&throttles.of_group)
+            .map(|(g, &(pair, semaphore))| {
                 let (start, arrivals) = match &g.arrival {
                     Arrival::At(at) => (*at, None),
                     // Scheduled when the earlier group finishes.
@@ -448,34 +371,6 @@ impl<'a, S: TraceSink> Core<'a, S> {
                         Some(rng::stream(scenario.seed, &format!("arrivals/{}", g.name))),
                     ),
                 };
-                let throttleable = matches!(
-                    g.submit,
-                    Submit::TaskRun
-                        | Submit::QueueUserWorkItem
-                        | Submit::WhenAll
-                        | Submit::ParallelForEachAsync
-                );
-                let throttle = g
-                    .throttle
-                    .or(if throttleable { default_throttle } else { None });
-                let (mut pair, mut semaphore) = (None, None);
-                match throttle {
-                    Some(Throttle {
-                        kind: ThrottleKind::ConcurrentExclusive,
-                        limit,
-                    }) => {
-                        pair = Some(pairs.len() as u32);
-                        pairs.push(Pair::new(limit));
-                    }
-                    Some(Throttle {
-                        kind: ThrottleKind::Semaphore,
-                        limit,
-                    }) => {
-                        semaphore = Some(semaphores.len() as u32);
-                        semaphores.push(Semaphore::new(limit));
-                    }
-                    None => {}
-                }
                 GroupState {
                     submitted: 0,
                     finished: 0,
@@ -489,13 +384,6 @@ impl<'a, S: TraceSink> Core<'a, S> {
             .collect();
         let items_total = scenario.item_count();
         let reserve = items_total.min(1 << 24) as usize;
-        let request_cap = match config.dispatch.requests {
-            RequestMode::EveryDequeue => cores
-                .saturating_mul(config.dispatch.max_outstanding_requests_per_core)
-                .max(1),
-            RequestMode::FirstDequeue => 1,
-        };
-        let timer_queue_count = config.timers.queues.resolve(cores).clamp(1, 4096) as usize;
         Core {
             scenario,
             sink,
@@ -507,42 +395,13 @@ impl<'a, S: TraceSink> Core<'a, S> {
             threads: Vec::new(),
             main_thread: None,
             main_calls: VecDeque::new(),
-            idle: Vec::new(),
-            retired: Vec::new(),
-            existing: 0,
-            starting: 0,
-            dedicated_alive: 0,
-            blocked_sleep: 0,
-            blocked_wait: 0,
-            max_threads,
+            tally: ThreadCounts::new(max_threads),
             start_latency: config.threads.start_latency,
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
-            quantum: config.dispatch.quantum,
-            leave_at_quantum: config.dispatch.leave_at_quantum,
-            request_mode: config.dispatch.requests,
-            global: VecDeque::new(),
-            high_priority: VecDeque::new(),
-            time_sensitive: VecDeque::new(),
-            time_sensitive_first: false,
-            unmanaged: VecDeque::new(),
-            unmanaged_pending: 0,
-            hint_unmanaged: true,
-            queued: 0,
-            queued_local: 0,
-            pending_requests: 0,
-            outstanding: 0,
-            request_cap,
-            steal: rng::stream(scenario.seed, "steal"),
-            timer_dispatch: config.timers.dispatch,
+            pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
-            timer_queue_of: config.timers.queue_of,
-            timer_pick: rng::stream(scenario.seed, "timer-queue"),
-            timer_queues: (0..timer_queue_count)
-                .map(|_| TimerQueue::default())
-                .collect(),
-            timers: Vec::new(),
             continuations: Vec::new(),
             item_owner: Vec::with_capacity(reserve),
             item_step: Vec::with_capacity(reserve),
@@ -552,8 +411,8 @@ impl<'a, S: TraceSink> Core<'a, S> {
             replicas: Vec::new(),
             partitions: Vec::new(),
             async_workers: Vec::new(),
-            pairs,
-            semaphores,
+            pairs: throttles.pairs,
+            semaphores: throttles.semaphores,
             items_total,
             items_finished: 0,
             probes: scenario
@@ -562,23 +421,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
                 .map(|_| ProbeState { in_flight: None })
                 .collect(),
             goal: None,
-            trace: Trace {
-                scenario: scenario.name.clone(),
-                policy: config.name.clone(),
-                seed: scenario.seed,
-                cores,
-                groups: scenario.groups.iter().map(|g| g.name.clone()).collect(),
-                items: Vec::with_capacity(reserve),
-                threads: Vec::new(),
-                probes: Vec::new(),
-                counts: vec![CountSample {
-                    at: SimTime::ZERO,
-                    threads: 0,
-                    goal: None,
-                }],
-                cpu_busy_ns: None,
-                end: SimTime::ZERO,
-            },
+            trace: pool_state::new_trace(scenario, config, reserve),
         }
     }
 
@@ -615,19 +458,10 @@ impl<'a, S: TraceSink> Core<'a, S> {
     fn sample_counts(&mut self) {
         let sample = CountSample {
             at: self.now,
-            threads: self.existing + self.dedicated_alive,
+            threads: self.tally.alive(),
             goal: self.goal,
         };
-        let counts = &mut self.trace.counts;
-        match counts.last_mut() {
-            Some(last) if last.threads == sample.threads && last.goal == sample.goal => {}
-            Some(last) if last.at == sample.at => *last = sample,
-            _ => counts.push(sample),
-        }
-    }
-
-    fn working(&self) -> u32 {
-        self.existing - self.idle.len() as u32
+        pool_state::sample_counts(&mut self.trace.counts, sample);
     }
 
     /// Whether no thread can ever make progress again: the pool is at its
@@ -636,12 +470,12 @@ impl<'a, S: TraceSink> Core<'a, S> {
     /// in a task wait or a join — waits that only pool work can end.
     fn deadlocked(&self) -> bool {
         if self.unfinished() == 0
-            || self.existing + (self.retired.len() as u32) < self.max_threads
-            || !self.idle.is_empty()
-            || !self.retired.is_empty()
-            || self.starting > 0
+            || self.tally.existing + (self.tally.retired.len() as u32) < self.tally.max_threads
+            || !self.tally.idle.is_empty()
+            || !self.tally.retired.is_empty()
+            || self.tally.starting > 0
             || self.cpu.runnable() > 0
-            || self.blocked_sleep > 0
+            || self.tally.blocked_sleep > 0
         {
             return false;
         }
@@ -722,20 +556,17 @@ impl<'a, S: TraceSink> Core<'a, S> {
 
     fn queue_changed(&mut self) {
         self.record(TraceEvent::QueueLength {
-            queued: self.queued,
+            queued: self.pool.queued(),
         });
     }
 
     fn enqueue_global(&mut self, work: Work) {
-        self.global.push_back(work);
-        self.queued += 1;
+        self.pool.enqueue_global(work);
         self.queue_changed();
     }
 
     fn enqueue_local(&mut self, thread: ThreadId, work: Work) {
-        self.threads[thread as usize].local.push_back(work);
-        self.queued += 1;
-        self.queued_local += 1;
+        self.pool.enqueue_local(thread, work);
         self.queue_changed();
     }
 
@@ -750,64 +581,11 @@ impl<'a, S: TraceSink> Core<'a, S> {
     /// Removes `work` from `thread`'s local queue if it is there (the
     /// inlining of `Task.Wait` on a task the waiter queued itself).
     fn take_from_local(&mut self, thread: ThreadId, work: Work) -> bool {
-        let local = &mut self.threads[thread as usize].local;
-        if let Some(pos) = local.iter().rposition(|w| *w == work) {
-            local.remove(pos);
-            self.queued -= 1;
-            self.queued_local -= 1;
-            self.queue_changed();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn steal_from_others(&mut self, thread: ThreadId) -> Option<Work> {
-        if self.queued_local == 0 {
-            return None;
-        }
-        let n = self.threads.len();
-        let start = self.steal.random_range(0..n);
-        let t = thread as usize;
-        let victim = (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&v| v != t && !self.threads[v].local.is_empty())?;
-        let work = self.threads[victim].local.pop_front()?;
-        self.queued_local -= 1;
-        Some(work)
-    }
-
-    /// Own local queue (LIFO), the high-priority queue (.NET 7+), the
-    /// global queue (FIFO), then steal; the time-sensitive queue (.NET 6)
-    /// only when all of those are empty.
-    fn dequeue(&mut self, thread: ThreadId) -> Option<Work> {
-        let t = thread as usize;
-        let work = if let Some(w) = self.threads[t].local.pop_back() {
-            self.queued_local -= 1;
-            Some(w)
-        } else if let Some(w) = self.high_priority.pop_front() {
-            Some(w)
-        } else if let Some(w) = self.global.pop_front() {
-            Some(w)
-        } else if let Some(w) = self.steal_from_others(thread) {
-            Some(w)
-        } else {
-            self.time_sensitive.pop_front()
-        };
-        if work.is_some() {
-            self.queued -= 1;
+        let taken = self.pool.take_from_local(thread, work);
+        if taken {
             self.queue_changed();
         }
-        work
-    }
-
-    fn dequeue_time_sensitive(&mut self) -> Option<Work> {
-        let work = self.time_sensitive.pop_front();
-        if work.is_some() {
-            self.queued -= 1;
-            self.queue_changed();
-        }
-        work
+        taken
     }
 
     // ---- threads ------------------------------------------------------
@@ -819,11 +597,9 @@ impl<'a, S: TraceSink> Core<'a, S> {
             state: ThreadState::Starting,
             activity: Activity::None,
             generation: 0,
-            local: VecDeque::new(),
             frames: Vec::new(),
-            dispatch_start: SimTime::ZERO,
-            requested_this_dispatch: false,
         });
+        self.pool.add_thread();
         self.trace.threads.push(ThreadRecord {
             thread: id,
             created: self.now,
@@ -836,8 +612,8 @@ impl<'a, S: TraceSink> Core<'a, S> {
 
     fn create_pool_thread(&mut self, reason: ThreadReason) -> ThreadId {
         let id = self.new_thread(ThreadKind::Pool, reason);
-        self.existing += 1;
-        self.starting += 1;
+        self.tally.existing += 1;
+        self.tally.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
         self.schedule(self.now + self.start_latency, EventKind::ThreadReady(id, 0));
@@ -848,7 +624,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
     fn create_dedicated_thread(&mut self, frame: Frame, latency: SimDuration) -> ThreadId {
         let id = self.new_thread(ThreadKind::Dedicated, ThreadReason::Dedicated);
         self.threads[id as usize].frames.push(frame);
-        self.dedicated_alive += 1;
+        self.tally.dedicated_alive += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
         self.schedule(self.now + latency, EventKind::ThreadReady(id, 0));
@@ -872,7 +648,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
         t.activity = Activity::None;
         t.generation += 1;
         let generation = t.generation;
-        self.idle.push(thread);
+        self.tally.idle.push(thread);
         self.phase(thread, Phase::Idle, None);
         self.schedule(
             self.now + self.idle_timeout,
@@ -881,14 +657,13 @@ impl<'a, S: TraceSink> Core<'a, S> {
     }
 
     fn release_idle(&mut self) -> bool {
-        let Some(thread) = self.idle.pop() else {
+        let Some(thread) = self.tally.release_idle() else {
             return false;
         };
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.generation += 1;
         let generation = t.generation;
-        self.starting += 1;
         self.phase(thread, Phase::Starting, None);
         self.schedule(
             self.now + self.wake_latency,
@@ -905,8 +680,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
         t.activity = Activity::None;
         t.generation += 1;
         let generation = t.generation;
-        self.retired.push(thread);
-        self.existing -= 1;
+        self.tally.retire(thread);
         self.phase(thread, Phase::Idle, None);
         self.sample_counts();
         self.schedule(
@@ -916,15 +690,13 @@ impl<'a, S: TraceSink> Core<'a, S> {
     }
 
     fn unretire(&mut self) -> bool {
-        let Some(thread) = self.retired.pop() else {
+        let Some(thread) = self.tally.unretire() else {
             return false;
         };
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.generation += 1;
         let generation = t.generation;
-        self.existing += 1;
-        self.starting += 1;
         self.phase(thread, Phase::Starting, None);
         self.sample_counts();
         self.schedule(
@@ -940,21 +712,9 @@ impl<'a, S: TraceSink> Core<'a, S> {
             (t.state, t.kind)
         };
         match kind {
-            ThreadKind::Dedicated => self.dedicated_alive -= 1,
+            ThreadKind::Dedicated => self.tally.dedicated_alive -= 1,
             ThreadKind::Main => {}
-            ThreadKind::Pool => {
-                let list = if state == ThreadState::Retired {
-                    &mut self.retired
-                } else {
-                    &mut self.idle
-                };
-                if let Some(pos) = list.iter().position(|&t| t == thread) {
-                    list.remove(pos);
-                }
-                if state != ThreadState::Retired {
-                    self.existing -= 1;
-                }
-            }
+            ThreadKind::Pool => self.tally.pool_thread_exited(thread, state),
         }
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Exited;
@@ -968,37 +728,6 @@ impl<'a, S: TraceSink> Core<'a, S> {
         self.cpu_generation += 1;
         if let Some(at) = self.cpu.next_completion() {
             self.schedule(at, EventKind::CpuCheck(self.cpu_generation));
-        }
-    }
-
-    // ---- timers -------------------------------------------------------
-
-    /// A timer created by thread `by`: it joins the queue of the processor
-    /// `by` runs on (`TimerQueue.Instances[GetCurrentProcessorNumber() %
-    /// count]`), per the policy's `timers.queue_of`.
-    fn add_timer(&mut self, due: SimTime, action: TimerAction, by: ThreadId) {
-        let id = self.timers.len() as u32;
-        self.timers.push(action);
-        let n = self.timer_queues.len();
-        let q = match self.timer_queue_of {
-            _ if n <= 1 => 0,
-            TimerQueueChoice::CreatingThread => by as usize % n,
-            TimerQueueChoice::Random => self.timer_pick.random_range(0..n),
-        };
-        let queue = &mut self.timer_queues[q];
-        let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);
-        queue.heap.push(Reverse((due, id)));
-        if !queue.scheduled && earliest.is_none_or(|e| due < e) {
-            self.arm_timer_thread(q as u32);
-        }
-    }
-
-    fn arm_timer_thread(&mut self, q: u32) {
-        let queue = &mut self.timer_queues[q as usize];
-        queue.generation += 1;
-        let generation = queue.generation;
-        if let Some(Reverse((due, _))) = queue.heap.peek().copied() {
-            self.schedule(due, EventKind::TimerThread(q, generation));
         }
     }
 
@@ -1017,16 +746,7 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         self.scenario.machine.cores
     }
     fn counts(&self) -> PoolCounts {
-        PoolCounts {
-            existing: self.existing,
-            working: self.working(),
-            starting: self.starting,
-            idle: self.idle.len() as u32,
-            blocked_sleep: self.blocked_sleep,
-            blocked_wait: self.blocked_wait,
-            pending_requests: self.pending_requests + self.unmanaged_pending,
-            queued: self.queued,
-        }
+        self.tally.snapshot(&self.pool)
     }
     fn cpu_busy_core_ns(&mut self) -> u128 {
         self.cpu.advance(self.now);
@@ -1036,7 +756,7 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         if self.release_idle() || self.unretire() {
             return true;
         }
-        if self.existing + self.retired.len() as u32 >= self.max_threads {
+        if self.tally.at_max() {
             return false;
         }
         self.create_pool_thread(reason);
@@ -1049,6 +769,36 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         self.goal = Some(goal);
         self.record(TraceEvent::GoalChanged { goal, reason });
         self.sample_counts();
+    }
+}
+
+impl PoolWork for Work {
+    const TIMER_QUEUE: fn(u32) -> Self = Work::TimerQueue;
+    const TIMER_CALLBACK: fn(u32) -> Self = Work::TimerCallback;
+}
+
+impl<S: TraceSink> PoolHost for Engine<'_, S> {
+    type Work = Work;
+    type Timer = TimerAction;
+
+    fn state(&mut self) -> &mut PoolState<Work, TimerAction> {
+        &mut self.core.pool
+    }
+    fn clock(&self) -> SimTime {
+        self.core.now
+    }
+    fn seeking_work(&mut self, t: ThreadId) {
+        self.policy.seeking_work(&mut self.core, t);
+    }
+    fn thread_requested(&mut self, cause: RequestCause) {
+        self.policy.thread_requested(&mut self.core, cause);
+    }
+    fn queue_changed(&mut self) {
+        self.core.queue_changed();
+    }
+    fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {
+        self.core
+            .schedule(due, EventKind::TimerThread(q, generation));
     }
 }
 
@@ -1127,7 +877,7 @@ impl<S: TraceSink> Engine<'_, S> {
             core.now
         };
         RunResult {
-            trace: std::mem::replace(&mut core.trace, empty_trace()),
+            trace: std::mem::replace(&mut core.trace, pool_state::empty_trace()),
             outcome,
             events,
         }
@@ -1144,8 +894,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 th.state = ThreadState::Active;
                 match th.kind {
                     ThreadKind::Pool => {
-                        self.core.starting -= 1;
-                        self.worker_loop(t, Next::Seek);
+                        self.core.tally.starting -= 1;
+                        self.worker_loop(t, WorkerNext::Seek);
                     }
                     ThreadKind::Dedicated | ThreadKind::Main => self.resume(t),
                 }
@@ -1196,69 +946,13 @@ impl<S: TraceSink> Engine<'_, S> {
                         if self.policy.idle_timed_out(&mut self.core, t) {
                             self.core.exit_thread(t);
                         } else {
-                            self.core.idle.retain(|&i| i != t);
+                            self.core.tally.idle.retain(|&i| i != t);
                             self.core.make_idle(t);
                         }
                     }
                     _ => {}
                 }
             }
-        }
-    }
-
-    /// The timer thread noticed that queue `q` has an expired timer.
-    fn timer_thread(&mut self, q: u32, generation: u64) {
-        let queue = &self.core.timer_queues[q as usize];
-        if generation != queue.generation || queue.scheduled {
-            return;
-        }
-        match self.core.timer_dispatch {
-            TimerDispatch::GlobalPerCallback => {
-                // Mono: every due callback is its own global work item.
-                let now = self.core.now;
-                while let Some(Reverse((due, id))) =
-                    self.core.timer_queues[q as usize].heap.peek().copied()
-                {
-                    if due > now {
-                        break;
-                    }
-                    self.core.timer_queues[q as usize].heap.pop();
-                    self.core.enqueue_global(Work::TimerCallback(id));
-                    self.request_thread(RequestCause::Timer);
-                }
-                self.core.arm_timer_thread(q);
-            }
-            TimerDispatch::UnmanagedRequest => {
-                self.core.timer_queues[q as usize].scheduled = true;
-                self.core.unmanaged.push_back(Work::TimerQueue(q));
-                if self.core.unmanaged_pending < self.core.scenario.machine.cores {
-                    self.core.unmanaged_pending += 1;
-                    self.policy
-                        .thread_requested(&mut self.core, RequestCause::Timer);
-                }
-            }
-            TimerDispatch::TimeSensitive => {
-                self.core.timer_queues[q as usize].scheduled = true;
-                self.core.time_sensitive.push_back(Work::TimerQueue(q));
-                self.core.queued += 1;
-                self.request_thread(RequestCause::Timer);
-            }
-            TimerDispatch::HighPriority => {
-                self.core.timer_queues[q as usize].scheduled = true;
-                self.core.high_priority.push_back(Work::TimerQueue(q));
-                self.core.queued += 1;
-                self.request_thread(RequestCause::Timer);
-            }
-        }
-    }
-
-    /// The managed queue's `EnsureThreadRequested`: one more outstanding
-    /// request, up to the cap, and the policy decides whether it adds a worker.
-    fn request_thread(&mut self, cause: RequestCause) {
-        if self.core.outstanding < self.core.request_cap {
-            self.core.outstanding += 1;
-            self.core.pending_requests += 1;
-            self.policy.thread_requested(&mut self.core, cause);
         }
     }
 
@@ -1362,127 +1056,38 @@ impl<S: TraceSink> Engine<'_, S> {
         }
     }
 
-    /// The worker loop of a pool thread, from `next` until it waits on an event.
-    ///
-    /// Mirrors the CLR: the native worker loop takes a pending thread
-    /// request (`Seek`) — on the native pool alternating between unmanaged
-    /// requests (timer firings) and managed ones — and the managed
-    /// `Dispatch` loop dequeues until the queue is empty (or, native, the
-    /// quantum expires), asking for another thread after dequeues and
-    /// whenever it leaves for a reason other than an empty queue.
-    fn worker_loop(&mut self, t: ThreadId, mut next: Next) {
+    /// The worker loop of a pool thread ([`WorkerNext`]), from `next` until
+    /// it waits on an event.
+    fn worker_loop(&mut self, t: ThreadId, mut next: WorkerNext<Work>) {
         loop {
             next = match next {
-                Next::Seek => {
-                    self.policy.seeking_work(&mut self.core, t);
-                    let unmanaged_ready =
-                        self.core.unmanaged_pending > 0 && !self.core.unmanaged.is_empty();
-                    let managed_ready = self.core.pending_requests > 0;
-                    let take_unmanaged =
-                        unmanaged_ready && (self.core.hint_unmanaged || !managed_ready);
-                    if take_unmanaged {
-                        self.core.unmanaged_pending -= 1;
-                        self.core.hint_unmanaged = false;
-                        let work = self.core.unmanaged.pop_front();
-                        if let Some(work) = work {
-                            self.start_work(t, work);
-                            if !self.drive(t) {
-                                return;
-                            }
-                        }
-                        Next::Completed
-                    } else if managed_ready {
-                        self.core.hint_unmanaged = true;
-                        self.core.pending_requests -= 1;
-                        self.core.outstanding = self.core.outstanding.saturating_sub(1);
-                        let now = self.core.now;
-                        let th = self.core.th(t);
-                        th.dispatch_start = now;
-                        th.requested_this_dispatch = false;
-                        if self.core.timer_dispatch == TimerDispatch::TimeSensitive {
-                            // .NET 6.0.1+: every other dispatch entry, pool-wide,
-                            // takes a time-sensitive item first.
-                            self.core.time_sensitive_first = !self.core.time_sensitive_first;
-                            if self.core.time_sensitive_first
-                                && let Some(work) = self.core.dequeue_time_sensitive()
-                            {
-                                self.start_work(t, work);
-                                if !self.drive(t) {
-                                    return;
-                                }
-                                next = Next::Completed;
-                                continue;
-                            }
-                        }
-                        Next::Dispatch
-                    } else {
-                        self.core.make_idle(t);
+                WorkerNext::Seek => self.seek(t),
+                WorkerNext::Dispatch => self.dispatch(t),
+                WorkerNext::Run(work) => {
+                    self.start_work(t, work);
+                    if !self.drive(t) {
                         return;
                     }
+                    WorkerNext::Completed
                 }
-                Next::Dispatch => match self.core.dequeue(t) {
-                    None => Next::Seek,
-                    Some(work) => {
-                        let ask = match self.core.request_mode {
-                            RequestMode::EveryDequeue => true,
-                            RequestMode::FirstDequeue => !std::mem::replace(
-                                &mut self.core.th(t).requested_this_dispatch,
-                                true,
-                            ),
-                        };
-                        if ask {
-                            self.request_thread(RequestCause::Dequeue);
-                        }
-                        self.start_work(t, work);
-                        if self.drive(t) {
-                            Next::Completed
-                        } else {
-                            return;
-                        }
-                    }
-                },
-                Next::Completed => {
-                    let keep = self.policy.work_completed(&mut self.core, t);
-                    if !keep {
+                WorkerNext::Completed => {
+                    if !self.policy.work_completed(&mut self.core, t) {
                         if self.retire_on_stop {
                             self.request_thread(RequestCause::Leaving);
                             self.core.retire(t);
                         } else {
                             // Portable pool: back to the semaphore; its local
                             // items move to the global queue.
-                            let local: Vec<Work> = self.core.th(t).local.drain(..).collect();
-                            self.core.queued_local -= local.len() as u64;
-                            for w in local {
-                                self.core.global.push_back(w);
-                            }
+                            self.core.pool.flush_local(t);
                             self.core.make_idle(t);
                         }
                         return;
                     }
-                    let start = self.core.th(t).dispatch_start;
-                    if self.core.now.since(start) >= self.core.quantum {
-                        if self.core.leave_at_quantum {
-                            self.request_thread(RequestCause::Leaving);
-                            Next::Seek
-                        } else {
-                            self.core.th(t).dispatch_start = self.core.now;
-                            if self.core.timer_dispatch == TimerDispatch::TimeSensitive
-                                && let Some(work) = self.core.dequeue_time_sensitive()
-                            {
-                                // .NET 6: once per quantum, one time-sensitive item.
-                                self.start_work(t, work);
-                                if self.drive(t) {
-                                    Next::Completed
-                                } else {
-                                    return;
-                                }
-                            } else {
-                                Next::Dispatch
-                            }
-                        }
-                    } else {
-                        Next::Dispatch
-                    }
+                    self.keep_working(t)
+                }
+                WorkerNext::Idle => {
+                    self.core.make_idle(t);
+                    return;
                 }
             };
         }
@@ -1501,25 +1106,7 @@ impl<S: TraceSink> Engine<'_, S> {
             }
             Work::TimerQueue(q) => {
                 self.core.phase(t, Phase::Internal, None);
-                let now = self.core.now;
-                let mut first = None;
-                while let Some(Reverse((due, id))) =
-                    self.core.timer_queues[q as usize].heap.peek().copied()
-                {
-                    if due > now {
-                        break;
-                    }
-                    self.core.timer_queues[q as usize].heap.pop();
-                    if first.is_none() {
-                        first = Some(id);
-                    } else {
-                        self.core.enqueue_global(Work::TimerCallback(id));
-                        self.request_thread(RequestCause::Enqueue);
-                    }
-                }
-                self.core.timer_queues[q as usize].scheduled = false;
-                self.core.arm_timer_thread(q);
-                if let Some(id) = first {
+                if let Some(id) = self.fire_timer_queue(q) {
                     self.run_timer(t, id);
                 }
             }
@@ -1547,7 +1134,7 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn run_timer(&mut self, t: ThreadId, id: u32) {
-        match self.core.timers[id as usize] {
+        match self.core.pool.timer(id) {
             TimerAction::ReleaseWaiter(waiter) => {
                 let generation = self.core.th(waiter).generation;
                 self.core
@@ -1585,7 +1172,7 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn after_work(&mut self, t: ThreadId) {
         match self.core.th(t).kind {
-            ThreadKind::Pool => self.worker_loop(t, Next::Completed),
+            ThreadKind::Pool => self.worker_loop(t, WorkerNext::Completed),
             ThreadKind::Dedicated => self.core.exit_thread(t),
             ThreadKind::Main => {
                 if let Some(lp) = self.core.main_calls.pop_front() {
@@ -1609,14 +1196,14 @@ impl<S: TraceSink> Engine<'_, S> {
             }
             Activity::Sleep => {
                 if pool {
-                    self.core.blocked_sleep -= 1;
+                    self.core.tally.blocked_sleep -= 1;
                     self.policy
                         .thread_unblocked(&mut self.core, t, BlockKind::Sleep);
                 }
             }
             Activity::Wait => {
                 if pool {
-                    self.core.blocked_wait -= 1;
+                    self.core.tally.blocked_wait -= 1;
                     self.policy
                         .thread_unblocked(&mut self.core, t, BlockKind::TaskWait);
                 }
@@ -1640,16 +1227,16 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn block_counts(&mut self, kind: BlockKind) {
         match kind {
-            BlockKind::Sleep => self.core.blocked_sleep += 1,
-            BlockKind::TaskWait => self.core.blocked_wait += 1,
+            BlockKind::Sleep => self.core.tally.blocked_sleep += 1,
+            BlockKind::TaskWait => self.core.tally.blocked_wait += 1,
             BlockKind::Other => {}
         }
     }
 
     fn unblock_counts(&mut self, kind: BlockKind) {
         match kind {
-            BlockKind::Sleep => self.core.blocked_sleep -= 1,
-            BlockKind::TaskWait => self.core.blocked_wait -= 1,
+            BlockKind::Sleep => self.core.tally.blocked_sleep -= 1,
+            BlockKind::TaskWait => self.core.tally.blocked_wait -= 1,
             BlockKind::Other => {}
         }
     }

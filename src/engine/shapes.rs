@@ -35,8 +35,7 @@
 //!   release hands the count to the first waiter, whose continuation goes
 //!   to the releasing thread's local queue.
 
-use std::collections::VecDeque;
-
+use super::pool_state::PoolHost;
 use super::{Activity, Engine, Flow, Frame, Owner, Work};
 use crate::policy::{BlockKind, RequestCause};
 use crate::scenario::{Step, Submit};
@@ -129,38 +128,6 @@ pub(super) struct AsyncWorker {
     took_first: bool,
 }
 
-#[derive(Debug)]
-pub(super) struct Pair {
-    limit: u32,
-    active: u32,
-    queue: VecDeque<Work>,
-}
-
-impl Pair {
-    pub(super) fn new(limit: u32) -> Pair {
-        Pair {
-            limit: limit.max(1),
-            active: 0,
-            queue: VecDeque::new(),
-        }
-    }
-}
-
-#[derive(Debug)]
-pub(super) struct Semaphore {
-    count: u32,
-    waiters: VecDeque<u32>,
-}
-
-impl Semaphore {
-    pub(super) fn new(limit: u32) -> Semaphore {
-        Semaphore {
-            count: limit,
-            waiters: VecDeque::new(),
-        }
-    }
-}
-
 impl<S: TraceSink> Engine<'_, S> {
     pub(super) fn step_frame(&mut self, t: ThreadId, frame: Frame) -> Flow {
         match frame {
@@ -225,13 +192,11 @@ impl<S: TraceSink> Engine<'_, S> {
                 && !self.core.item_acquired[i]
             {
                 // await semaphore.WaitAsync()
-                let s = &mut self.core.semaphores[sem as usize];
-                if s.count > 0 {
-                    s.count -= 1;
+                if self.core.semaphores[sem as usize].try_acquire() {
                     self.core.item_acquired[i] = true;
                 } else {
                     let cont = self.suspend(t, item);
-                    self.core.semaphores[sem as usize].waiters.push_back(cont);
+                    self.core.semaphores[sem as usize].wait(cont);
                     self.core.item_acquired[i] = true;
                     return Flow::Suspended;
                 }
@@ -280,7 +245,7 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.core
                         .schedule(now + d, super::EventKind::StepDone(t, generation));
                     if pool {
-                        self.core.blocked_sleep += 1;
+                        self.core.tally.blocked_sleep += 1;
                         self.policy
                             .thread_blocked(&mut self.core, t, BlockKind::Sleep);
                     }
@@ -289,10 +254,9 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Wait(d) => {
                     self.core.th(t).activity = Activity::Wait;
                     self.core.phase(t, Phase::Wait, Some(item));
-                    self.core
-                        .add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
+                    self.add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
                     if pool {
-                        self.core.blocked_wait += 1;
+                        self.core.tally.blocked_wait += 1;
                         self.policy
                             .thread_blocked(&mut self.core, t, BlockKind::TaskWait);
                     }
@@ -301,8 +265,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Await(d) => {
                     self.core.item_step[i] += 1;
                     let cont = self.suspend(t, item);
-                    self.core
-                        .add_timer(now + d, super::TimerAction::Resume(cont), t);
+                    self.add_timer(now + d, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {
@@ -330,12 +293,9 @@ impl<S: TraceSink> Engine<'_, S> {
         {
             // semaphore.Release(): the first waiter's continuation goes to
             // this thread's local queue.
-            match self.core.semaphores[sem as usize].waiters.pop_front() {
-                Some(cont) => {
-                    self.core.enqueue_from(Some(t), Work::Continuation(cont));
-                    self.request_thread(RequestCause::Enqueue);
-                }
-                None => self.core.semaphores[sem as usize].count += 1,
+            if let Some(cont) = self.core.semaphores[sem as usize].release() {
+                self.core.enqueue_from(Some(t), Work::Continuation(cont));
+                self.request_thread(RequestCause::Enqueue);
             }
         }
         if let Owner::InvokeTask(lp) = self.core.item_owner[i] {
@@ -754,17 +714,14 @@ impl<S: TraceSink> Engine<'_, S> {
     /// A task (or continuation) enters pair `p`'s queue; a processing item
     /// is started if fewer than the limit are active.
     pub(super) fn pair_push(&mut self, p: u32, work: Work, from: Option<ThreadId>) {
-        let pair = &mut self.core.pairs[p as usize];
-        pair.queue.push_back(work);
-        if pair.active < pair.limit {
-            pair.active += 1;
+        if self.core.pairs[p as usize].push(work) {
             self.core.enqueue_from(from, Work::PairProcessor(p));
             self.request_thread(RequestCause::Enqueue);
         }
     }
 
     fn step_pair(&mut self, t: ThreadId, p: u32) -> Flow {
-        match self.core.pairs[p as usize].queue.pop_front() {
+        match self.core.pairs[p as usize].pop() {
             Some(Work::Item(item)) => Flow::Push(Frame::Item(item)),
             Some(Work::Continuation(cont)) => {
                 let frames = self.core.continuations[cont as usize]
@@ -778,7 +735,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 Flow::Push(top)
             }
             Some(_) | None => {
-                self.core.pairs[p as usize].active -= 1;
+                self.core.pairs[p as usize].processor_done();
                 Flow::Done
             }
         }

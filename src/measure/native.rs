@@ -10,8 +10,9 @@
 //! retirement, and a timer thread that calls [`crate::policy::Policy::wake`]
 //! (gate thread, blocking adjustments) when the policy asked. The worker
 //! loop, the points where the policy is asked and the bookkeeping are the
-//! engine's ([`crate::engine`]), so the same model drives both; only the
-//! clock is real. Steps run for real: `cpu_ms` burns thread CPU time
+//! engine's ([`crate::engine`]) — the queues, requests, timers, throttles and
+//! thread counts are the same code, `crate::engine::pool_state` — so the
+//! same model drives both; only the clock is real. Steps run for real: `cpu_ms` burns thread CPU time
 //! (stretched by contention, like processor sharing), `spin_ms` spins like
 //! `SpinWait.SpinUntil`, `sleep_ms` sleeps, `wait_ms` blocks until its
 //! `Task.Delay` timer callback has run as pool work, `await_ms` and `yield`

@@ -3,27 +3,33 @@
 //! the trace being recorded. Everything here runs with that mutex held; the
 //! thread bodies ([`super::threads`]) release it only to run a step.
 //!
-//! The mechanics mirror [`crate::engine`] function by function (same names
-//! where they exist there), so a native run asks the policy the same
-//! questions at the same points as a simulated one.
+//! The mechanics the engine has too are not written here but shared with
+//! it through [`crate::engine::pool_state`]: the queues and the dequeue
+//! order, thread requests (managed and unmanaged), the worker loop's
+//! decisions, the timer queues and what the timer thread and a worker do
+//! with them, the throttles, the thread states and counts, and the trace's
+//! start and samples. [`Inner`] is their [`PoolHost`]. What remains here is
+//! what only real threads need (spawning, condition variables, the wall
+//! clock, CPU clocks) and the rest of the bookkeeping, which follows the
+//! engine's function by function (same names), so a native run asks the
+//! policy the same questions at the same points as a simulated one.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rand::RngExt;
-use rand_chacha::ChaCha8Rng;
-
 use super::sys;
 use super::threads;
-use crate::engine::rng;
-use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch, TimerQueueChoice};
+pub(super) use crate::engine::pool_state::ThreadState;
+use crate::engine::pool_state::{
+    self, Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, Throttles,
+};
 use crate::policy::{Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
 use crate::scenario::arrivals;
-use crate::scenario::{Arrival, Origin, Scenario, Submit, Throttle};
+use crate::scenario::{Arrival, Origin, Scenario, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     CountSample, ItemId, ItemRecord, ProbeRecord, ThreadId, ThreadReason, ThreadRecord, Trace,
@@ -73,23 +79,15 @@ pub(super) enum Work {
     PairProcessor(u32),
 }
 
+impl PoolWork for Work {
+    const TIMER_QUEUE: fn(u32) -> Self = Work::TimerQueue;
+    const TIMER_CALLBACK: fn(u32) -> Self = Work::TimerCallback;
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ThreadKind {
     Pool,
     Dedicated,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ThreadState {
-    /// Created or released; first dequeue pending.
-    Starting,
-    /// In its dispatch loop or inside a work item.
-    Active,
-    /// Waiting for work.
-    Idle,
-    /// Stopped working because the pool had more threads than its goal.
-    Retired,
-    Exited,
 }
 
 /// One OS thread of the run (pool or dedicated); its index is its
@@ -97,13 +95,10 @@ pub(super) enum ThreadState {
 pub(super) struct Slot {
     pub kind: ThreadKind,
     pub state: ThreadState,
-    pub local: VecDeque<Work>,
     /// What the thread waits on: release from idle, or its `Task.Wait`.
     pub cv: Arc<Condvar>,
     /// The timer callback of its current `Task.Delay(d).Wait()` has run.
     pub released: bool,
-    pub dispatch_start: SimTime,
-    pub requested_this_dispatch: bool,
     /// When its current idle or retired wait times out.
     pub idle_deadline: SimTime,
     pub cpu_clock: Option<sys::CpuClock>,
@@ -115,14 +110,6 @@ pub(super) enum TimerAction {
     ReleaseWaiter(ThreadId),
     /// Run an item's continuation after `await Task.Delay(d)`.
     Resume(ItemId),
-}
-
-#[derive(Debug, Default)]
-struct TimerQueue {
-    heap: BinaryHeap<Reverse<(SimTime, u32)>>,
-    /// Queued for a worker and not yet run.
-    scheduled: bool,
-    generation: u64,
 }
 
 /// What the timer thread does at an instant.
@@ -145,17 +132,6 @@ pub(super) struct GroupState {
     pub submitter_queued: bool,
     pair: Option<u32>,
     semaphore: Option<u32>,
-}
-
-pub(super) struct Pair {
-    limit: u32,
-    pub active: u32,
-    pub queue: VecDeque<Work>,
-}
-
-struct Semaphore {
-    count: u32,
-    waiters: VecDeque<ItemId>,
 }
 
 /// What remains of the main thread's arrivals.
@@ -314,41 +290,12 @@ pub(super) struct Pool {
     pub handles: Vec<JoinHandle<()>>,
 
     pub threads: Vec<Slot>,
-    idle: Vec<ThreadId>,
-    retired: Vec<ThreadId>,
-    /// Active pool threads (starting, working or idle): `NumActive`.
-    existing: u32,
-    pub starting: u32,
-    dedicated_alive: u32,
-    pub blocked_sleep: u32,
-    pub blocked_wait: u32,
-    max_threads: u32,
+    /// The threads by state (shared with the engine).
+    pub tally: ThreadCounts,
     idle_timeout: SimDuration,
-    pub quantum: SimDuration,
-    pub leave_at_quantum: bool,
-    pub request_mode: RequestMode,
 
-    global: VecDeque<Work>,
-    high_priority: VecDeque<Work>,
-    time_sensitive: VecDeque<Work>,
-    pub time_sensitive_first: bool,
-    pub unmanaged: VecDeque<Work>,
-    pub unmanaged_pending: u32,
-    pub hint_unmanaged: bool,
-    queued: u64,
-    queued_local: u64,
-    /// The VM's count of thread requests not yet taken by a worker.
-    pub pending_requests: u32,
-    /// The managed queue's outstanding requests (capped).
-    pub outstanding: u32,
-    request_cap: u32,
-    steal: ChaCha8Rng,
-
-    pub timer_dispatch: TimerDispatch,
-    timer_queues: Vec<TimerQueue>,
-    pub timers: Vec<TimerAction>,
-    timer_pick: ChaCha8Rng,
-    timer_queue_of: TimerQueueChoice,
+    /// Queues, thread requests and timers (shared with the engine).
+    pub state: PoolState<Work, TimerAction>,
     events: BinaryHeap<Reverse<(SimTime, u64, TimerEvent)>>,
     seq: u64,
     sample_every: SimDuration,
@@ -357,8 +304,9 @@ pub(super) struct Pool {
     item_acquired: Vec<bool>,
     pub item_pair: Vec<Option<u32>>,
     pub groups: Vec<GroupState>,
-    pub pairs: Vec<Pair>,
-    semaphores: Vec<Semaphore>,
+    pub pairs: Vec<Pair<Work>>,
+    /// Waiters: items.
+    semaphores: Vec<Semaphore<ItemId>>,
     pub items_total: u64,
     pub items_finished: u64,
     pub probe_in_flight: Vec<Option<u32>>,
@@ -380,90 +328,25 @@ impl Pool {
         sample_every: Duration,
     ) -> Pool {
         let cores = scenario.machine.cores;
-        let mut pairs = Vec::new();
-        let mut semaphores = Vec::new();
-        let default_throttle = config.throttle.as_ref().map(|t| Throttle {
-            kind: t.kind,
-            limit: t.limit.resolve(cores).max(1),
-        });
+        let throttles = Throttles::new(&scenario, config);
         let groups = scenario
             .groups
             .iter()
             .enumerate()
-            .map(|(g, group)| {
-                let throttleable = matches!(
-                    group.submit,
-                    Submit::TaskRun
-                        | Submit::QueueUserWorkItem
-                        | Submit::WhenAll
-                        | Submit::ParallelForEachAsync
-                );
-                let throttle =
-                    group
-                        .throttle
-                        .or(if throttleable { default_throttle } else { None });
-                let (mut pair, mut semaphore) = (None, None);
-                match throttle {
-                    Some(Throttle {
-                        kind: ThrottleKind::ConcurrentExclusive,
-                        limit,
-                    }) => {
-                        pair = Some(pairs.len() as u32);
-                        pairs.push(Pair {
-                            limit: limit.max(1),
-                            active: 0,
-                            queue: VecDeque::new(),
-                        });
-                    }
-                    Some(Throttle {
-                        kind: ThrottleKind::Semaphore,
-                        limit,
-                    }) => {
-                        semaphore = Some(semaphores.len() as u32);
-                        semaphores.push(Semaphore {
-                            count: limit,
-                            waiters: VecDeque::new(),
-                        });
-                    }
-                    None => {}
-                }
-                GroupState {
-                    submitted: 0,
-                    finished: 0,
-                    base: arrivals::start(&scenario, g).map(|s| SimTime::ZERO + s),
-                    offsets: arrivals::offsets(&scenario, g),
-                    submitter_queued: false,
-                    pair,
-                    semaphore,
-                }
+            .zip(&throttles.of_group)
+            .map(|((g, _), &(pair, semaphore))| GroupState {
+                submitted: 0,
+                finished: 0,
+                base: arrivals::start(&scenario, g).map(|s| SimTime::ZERO + s),
+                offsets: arrivals::offsets(&scenario, g),
+                submitter_queued: false,
+                pair,
+                semaphore,
             })
             .collect();
-        let request_cap = match config.dispatch.requests {
-            RequestMode::EveryDequeue => cores
-                .saturating_mul(config.dispatch.max_outstanding_requests_per_core)
-                .max(1),
-            RequestMode::FirstDequeue => 1,
-        };
-        let timer_queue_count = config.timers.queues.resolve(cores).clamp(1, 4096) as usize;
         let items_total = scenario.item_count();
         let reserve = items_total.min(1 << 20) as usize;
-        let trace = Trace {
-            scenario: scenario.name.clone(),
-            policy: config.name.clone(),
-            seed: scenario.seed,
-            cores,
-            groups: scenario.groups.iter().map(|g| g.name.clone()).collect(),
-            items: Vec::with_capacity(reserve),
-            threads: Vec::new(),
-            probes: Vec::new(),
-            counts: vec![CountSample {
-                at: SimTime::ZERO,
-                threads: 0,
-                goal: None,
-            }],
-            cpu_busy_ns: None,
-            end: SimTime::ZERO,
-        };
+        let trace = pool_state::new_trace(&scenario, config, reserve);
         Pool {
             shared,
             signals,
@@ -473,38 +356,9 @@ impl Pool {
             failure: None,
             handles: Vec::new(),
             threads: Vec::new(),
-            idle: Vec::new(),
-            retired: Vec::new(),
-            existing: 0,
-            starting: 0,
-            dedicated_alive: 0,
-            blocked_sleep: 0,
-            blocked_wait: 0,
-            max_threads: policy.max_threads(),
+            tally: ThreadCounts::new(policy.max_threads()),
             idle_timeout: config.threads.idle_timeout,
-            quantum: config.dispatch.quantum,
-            leave_at_quantum: config.dispatch.leave_at_quantum,
-            request_mode: config.dispatch.requests,
-            global: VecDeque::new(),
-            high_priority: VecDeque::new(),
-            time_sensitive: VecDeque::new(),
-            time_sensitive_first: false,
-            unmanaged: VecDeque::new(),
-            unmanaged_pending: 0,
-            hint_unmanaged: true,
-            queued: 0,
-            queued_local: 0,
-            pending_requests: 0,
-            outstanding: 0,
-            request_cap,
-            steal: rng::stream(scenario.seed, "steal"),
-            timer_dispatch: config.timers.dispatch,
-            timer_queues: (0..timer_queue_count)
-                .map(|_| TimerQueue::default())
-                .collect(),
-            timers: Vec::new(),
-            timer_pick: rng::stream(scenario.seed, "timer-queue"),
-            timer_queue_of: config.timers.queue_of,
+            state: PoolState::new(config, cores, scenario.seed),
             events: BinaryHeap::new(),
             seq: 0,
             sample_every: SimDuration(
@@ -516,8 +370,8 @@ impl Pool {
             item_acquired: Vec::with_capacity(reserve),
             item_pair: Vec::with_capacity(reserve),
             groups,
-            pairs,
-            semaphores,
+            pairs: throttles.pairs,
+            semaphores: throttles.semaphores,
             items_total,
             items_finished: 0,
             probe_in_flight: vec![None; scenario.probes.len()],
@@ -537,32 +391,23 @@ impl Pool {
         self.threads[t as usize].kind == ThreadKind::Pool
     }
 
-    pub fn working(&self) -> u32 {
-        self.existing - self.idle.len() as u32
-    }
-
     // ---- trace --------------------------------------------------------
 
     /// A thread-count sample after a change (the engine's dedup rule).
     fn sample_counts(&mut self) {
         let sample = CountSample {
             at: self.clock(),
-            threads: self.existing + self.dedicated_alive,
+            threads: self.tally.alive(),
             goal: self.goal,
         };
-        let counts = &mut self.trace.counts;
-        match counts.last_mut() {
-            Some(last) if last.threads == sample.threads && last.goal == sample.goal => {}
-            Some(last) if last.at == sample.at => *last = sample,
-            _ => counts.push(sample),
-        }
+        pool_state::sample_counts(&mut self.trace.counts, sample);
     }
 
     /// The periodic sample: recorded even when nothing changed.
     fn sample_periodic(&mut self) {
         let sample = CountSample {
             at: self.clock(),
-            threads: self.existing + self.dedicated_alive,
+            threads: self.tally.alive(),
             goal: self.goal,
         };
         match self.trace.counts.last_mut() {
@@ -619,81 +464,21 @@ impl Pool {
             .max()
             .unwrap_or(now);
         self.trace.cpu_busy_ns = Some(self.cpu_ns());
-        std::mem::replace(&mut self.trace, empty_trace())
+        std::mem::replace(&mut self.trace, pool_state::empty_trace())
     }
 
     // ---- queues -------------------------------------------------------
 
     pub fn enqueue_global(&mut self, work: Work) {
-        self.global.push_back(work);
-        self.queued += 1;
-    }
-
-    fn enqueue_local(&mut self, thread: ThreadId, work: Work) {
-        self.threads[thread as usize].local.push_back(work);
-        self.queued += 1;
-        self.queued_local += 1;
+        self.state.enqueue_global(work);
     }
 
     /// Queues from `from`: a pool thread's local queue, else the global queue.
     pub fn enqueue_from(&mut self, from: Option<ThreadId>, work: Work) {
         match from {
-            Some(t) if self.is_pool(t) => self.enqueue_local(t, work),
-            _ => self.enqueue_global(work),
+            Some(t) if self.is_pool(t) => self.state.enqueue_local(t, work),
+            _ => self.state.enqueue_global(work),
         }
-    }
-
-    /// Moves a leaving thread's local items to the global queue.
-    pub fn flush_local(&mut self, thread: ThreadId) {
-        let local: Vec<Work> = self.threads[thread as usize].local.drain(..).collect();
-        self.queued_local -= local.len() as u64;
-        self.global.extend(local);
-    }
-
-    fn steal_from_others(&mut self, thread: ThreadId) -> Option<Work> {
-        if self.queued_local == 0 {
-            return None;
-        }
-        let n = self.threads.len();
-        let start = self.steal.random_range(0..n);
-        let t = thread as usize;
-        let victim = (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&v| v != t && !self.threads[v].local.is_empty())?;
-        let work = self.threads[victim].local.pop_front()?;
-        self.queued_local -= 1;
-        Some(work)
-    }
-
-    /// Own local queue (LIFO), the high-priority queue (.NET 7+), the
-    /// global queue (FIFO), then steal; the time-sensitive queue (.NET 6)
-    /// only when all of those are empty.
-    pub fn dequeue(&mut self, thread: ThreadId) -> Option<Work> {
-        let t = thread as usize;
-        let work = if let Some(w) = self.threads[t].local.pop_back() {
-            self.queued_local -= 1;
-            Some(w)
-        } else if let Some(w) = self.high_priority.pop_front() {
-            Some(w)
-        } else if let Some(w) = self.global.pop_front() {
-            Some(w)
-        } else if let Some(w) = self.steal_from_others(thread) {
-            Some(w)
-        } else {
-            self.time_sensitive.pop_front()
-        };
-        if work.is_some() {
-            self.queued -= 1;
-        }
-        work
-    }
-
-    pub fn dequeue_time_sensitive(&mut self) -> Option<Work> {
-        let work = self.time_sensitive.pop_front();
-        if work.is_some() {
-            self.queued -= 1;
-        }
-        work
     }
 
     // ---- threads ------------------------------------------------------
@@ -723,11 +508,8 @@ impl Pool {
         self.threads.push(Slot {
             kind,
             state: ThreadState::Starting,
-            local: VecDeque::new(),
             cv: Arc::new(Condvar::new()),
             released: false,
-            dispatch_start: SimTime::ZERO,
-            requested_this_dispatch: false,
             idle_deadline: SimTime::MAX,
             cpu_clock: None,
         });
@@ -737,6 +519,7 @@ impl Pool {
             reason,
             exited: None,
         });
+        self.state.add_thread();
         id
     }
 
@@ -751,8 +534,8 @@ impl Pool {
             return false;
         }
         self.push_slot(ThreadKind::Pool, reason);
-        self.existing += 1;
-        self.starting += 1;
+        self.tally.existing += 1;
+        self.tally.starting += 1;
         self.sample_counts();
         true
     }
@@ -765,7 +548,7 @@ impl Pool {
         }) {
             Ok(()) => {
                 self.push_slot(ThreadKind::Dedicated, ThreadReason::Dedicated);
-                self.dedicated_alive += 1;
+                self.tally.dedicated_alive += 1;
                 self.sample_counts();
             }
             Err(e) => self.fail(e),
@@ -800,17 +583,16 @@ impl Pool {
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Idle;
         t.idle_deadline = deadline;
-        self.idle.push(thread);
+        self.tally.idle.push(thread);
     }
 
     fn release_idle(&mut self) -> bool {
-        let Some(thread) = self.idle.pop() else {
+        let Some(thread) = self.tally.release_idle() else {
             return false;
         };
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.cv.notify_all();
-        self.starting += 1;
         true
     }
 
@@ -821,27 +603,24 @@ impl Pool {
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Retired;
         t.idle_deadline = deadline;
-        self.retired.push(thread);
-        self.existing -= 1;
+        self.tally.retire(thread);
         self.sample_counts();
     }
 
     fn unretire(&mut self) -> bool {
-        let Some(thread) = self.retired.pop() else {
+        let Some(thread) = self.tally.unretire() else {
             return false;
         };
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.cv.notify_all();
-        self.existing += 1;
-        self.starting += 1;
         self.sample_counts();
         true
     }
 
     /// An idle thread timed out but stays: it waits again from now.
     pub fn idle_again(&mut self, thread: ThreadId) {
-        self.idle.retain(|&i| i != thread);
+        self.tally.idle.retain(|&i| i != thread);
         self.make_idle(thread);
     }
 
@@ -851,22 +630,12 @@ impl Pool {
             (t.state, t.kind)
         };
         match kind {
-            ThreadKind::Dedicated => self.dedicated_alive -= 1,
+            ThreadKind::Dedicated => self.tally.dedicated_alive -= 1,
             ThreadKind::Pool => {
-                let list = if state == ThreadState::Retired {
-                    &mut self.retired
-                } else {
-                    &mut self.idle
-                };
-                if let Some(pos) = list.iter().position(|&t| t == thread) {
-                    list.remove(pos);
-                }
-                if state != ThreadState::Retired {
-                    self.existing -= 1;
-                }
+                self.tally.pool_thread_exited(thread, state);
                 // Work left in its local queue (a retired thread's) stays
                 // runnable (the engine leaves it there for stealing).
-                self.flush_local(thread);
+                self.state.flush_local(thread);
             }
         }
         self.threads[thread as usize].state = ThreadState::Exited;
@@ -896,50 +665,6 @@ impl Pool {
             None => Err(None),
         }
     }
-
-    /// A timer created by thread `by` joins a queue as in the engine
-    /// (`timers.queue_of`).
-    pub fn add_timer(&mut self, due: SimTime, action: TimerAction, by: ThreadId) {
-        let id = self.timers.len() as u32;
-        self.timers.push(action);
-        let n = self.timer_queues.len();
-        let q = match self.timer_queue_of {
-            _ if n <= 1 => 0,
-            TimerQueueChoice::CreatingThread => by as usize % n,
-            TimerQueueChoice::Random => self.timer_pick.random_range(0..n),
-        };
-        let queue = &mut self.timer_queues[q];
-        let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);
-        queue.heap.push(Reverse((due, id)));
-        if !queue.scheduled && earliest.is_none_or(|e| due < e) {
-            self.arm_timer_thread(q as u32);
-        }
-    }
-
-    fn arm_timer_thread(&mut self, q: u32) {
-        let queue = &mut self.timer_queues[q as usize];
-        queue.generation += 1;
-        let generation = queue.generation;
-        if let Some(Reverse((due, _))) = queue.heap.peek().copied() {
-            self.schedule(due, TimerEvent::TimerThread(q, generation));
-        }
-    }
-}
-
-fn empty_trace() -> Trace {
-    Trace {
-        scenario: String::new(),
-        policy: String::new(),
-        seed: 0,
-        cores: 0,
-        groups: Vec::new(),
-        items: Vec::new(),
-        threads: Vec::new(),
-        probes: Vec::new(),
-        counts: Vec::new(),
-        cpu_busy_ns: None,
-        end: SimTime::ZERO,
-    }
 }
 
 impl PoolControl for Pool {
@@ -950,16 +675,7 @@ impl PoolControl for Pool {
         self.scenario.machine.cores
     }
     fn counts(&self) -> PoolCounts {
-        PoolCounts {
-            existing: self.existing,
-            working: self.working(),
-            starting: self.starting,
-            idle: self.idle.len() as u32,
-            blocked_sleep: self.blocked_sleep,
-            blocked_wait: self.blocked_wait,
-            pending_requests: self.pending_requests + self.unmanaged_pending,
-            queued: self.queued,
-        }
+        self.tally.snapshot(&self.state)
     }
     /// CPU time of this run's pool and dedicated threads (their per-thread
     /// clocks), not of the whole process: other work in the process (a test
@@ -971,7 +687,7 @@ impl PoolControl for Pool {
         if self.release_idle() || self.unretire() {
             return true;
         }
-        if self.existing + self.retired.len() as u32 >= self.max_threads {
+        if self.tally.at_max() {
             return false;
         }
         self.create_pool_thread(reason)
@@ -991,17 +707,6 @@ impl Inner {
         self.policy.0.start(&mut self.pool);
         let at = SimTime::ZERO + self.pool.sample_every;
         self.pool.schedule(at, TimerEvent::Sample);
-    }
-
-    /// The managed queue's `EnsureThreadRequested`: one more outstanding
-    /// request, up to the cap, and the policy decides whether it adds a worker.
-    pub fn request_thread(&mut self, cause: RequestCause) {
-        let pool = &mut self.pool;
-        if pool.outstanding < pool.request_cap {
-            pool.outstanding += 1;
-            pool.pending_requests += 1;
-            self.policy.0.thread_requested(&mut self.pool, cause);
-        }
     }
 
     /// Submits one item of group `g` from `from` (a pool thread) or the
@@ -1026,7 +731,7 @@ impl Inner {
             _ => None,
         };
         match local {
-            Some(t) => self.pool.enqueue_local(t, Work::Item(item)),
+            Some(t) => self.pool.state.enqueue_local(t, Work::Item(item)),
             None => self.pool.enqueue_global(Work::Item(item)),
         }
         self.request_thread(RequestCause::Enqueue);
@@ -1095,10 +800,7 @@ impl Inner {
     /// A task (or continuation) enters pair `p`'s queue; a processing item
     /// is started if fewer than the limit are active.
     pub fn pair_push(&mut self, p: u32, work: Work, from: Option<ThreadId>) {
-        let pair = &mut self.pool.pairs[p as usize];
-        pair.queue.push_back(work);
-        if pair.active < pair.limit {
-            pair.active += 1;
+        if self.pool.pairs[p as usize].push(work) {
             self.pool.enqueue_from(from, Work::PairProcessor(p));
             self.request_thread(RequestCause::Enqueue);
         }
@@ -1129,11 +831,10 @@ impl Inner {
         }
         self.pool.item_acquired[i] = true;
         let sem = &mut self.pool.semaphores[s as usize];
-        if sem.count > 0 {
-            sem.count -= 1;
+        if sem.try_acquire() {
             true
         } else {
-            sem.waiters.push_back(item);
+            sem.wait(item);
             false
         }
     }
@@ -1151,12 +852,9 @@ impl Inner {
         {
             // semaphore.Release(): the first waiter's continuation goes to
             // this thread's local queue.
-            match self.pool.semaphores[s as usize].waiters.pop_front() {
-                Some(waiter) => {
-                    self.pool.enqueue_from(Some(t), Work::Continuation(waiter));
-                    self.request_thread(RequestCause::Enqueue);
-                }
-                None => self.pool.semaphores[s as usize].count += 1,
+            if let Some(waiter) = self.pool.semaphores[s as usize].release() {
+                self.pool.enqueue_from(Some(t), Work::Continuation(waiter));
+                self.request_thread(RequestCause::Enqueue);
             }
         }
         self.pool.check_done();
@@ -1208,30 +906,6 @@ impl Inner {
         self.pool.check_done();
     }
 
-    /// Runs the timer queue `q` on a worker: its due timers are taken, all
-    /// but the first queued as callbacks at the global tail. Returns the
-    /// first, which the worker runs inline.
-    pub fn fire_timer_queue(&mut self, q: u32) -> Option<u32> {
-        let now = self.pool.clock();
-        let mut first = None;
-        while let Some(Reverse((due, id))) = self.pool.timer_queues[q as usize].heap.peek().copied()
-        {
-            if due > now {
-                break;
-            }
-            self.pool.timer_queues[q as usize].heap.pop();
-            if first.is_none() {
-                first = Some(id);
-            } else {
-                self.pool.enqueue_global(Work::TimerCallback(id));
-                self.request_thread(RequestCause::Enqueue);
-            }
-        }
-        self.pool.timer_queues[q as usize].scheduled = false;
-        self.pool.arm_timer_thread(q);
-        first
-    }
-
     /// The timer thread handles an event that came due.
     pub fn timer_event(&mut self, at: SimTime, event: TimerEvent) {
         match event {
@@ -1245,51 +919,27 @@ impl Inner {
             }
         }
     }
+}
 
-    /// The timer thread noticed that queue `q` has an expired timer.
-    fn timer_thread(&mut self, q: u32, generation: u64) {
-        let queue = &self.pool.timer_queues[q as usize];
-        if generation != queue.generation || queue.scheduled {
-            return;
-        }
-        match self.pool.timer_dispatch {
-            TimerDispatch::GlobalPerCallback => {
-                // Mono: every due callback is its own global work item.
-                let now = self.pool.clock();
-                while let Some(Reverse((due, id))) =
-                    self.pool.timer_queues[q as usize].heap.peek().copied()
-                {
-                    if due > now {
-                        break;
-                    }
-                    self.pool.timer_queues[q as usize].heap.pop();
-                    self.pool.enqueue_global(Work::TimerCallback(id));
-                    self.request_thread(RequestCause::Timer);
-                }
-                self.pool.arm_timer_thread(q);
-            }
-            TimerDispatch::UnmanagedRequest => {
-                self.pool.timer_queues[q as usize].scheduled = true;
-                self.pool.unmanaged.push_back(Work::TimerQueue(q));
-                if self.pool.unmanaged_pending < self.pool.scenario.machine.cores {
-                    self.pool.unmanaged_pending += 1;
-                    self.policy
-                        .0
-                        .thread_requested(&mut self.pool, RequestCause::Timer);
-                }
-            }
-            TimerDispatch::TimeSensitive => {
-                self.pool.timer_queues[q as usize].scheduled = true;
-                self.pool.time_sensitive.push_back(Work::TimerQueue(q));
-                self.pool.queued += 1;
-                self.request_thread(RequestCause::Timer);
-            }
-            TimerDispatch::HighPriority => {
-                self.pool.timer_queues[q as usize].scheduled = true;
-                self.pool.high_priority.push_back(Work::TimerQueue(q));
-                self.pool.queued += 1;
-                self.request_thread(RequestCause::Timer);
-            }
-        }
+impl PoolHost for Inner {
+    type Work = Work;
+    type Timer = TimerAction;
+
+    fn state(&mut self) -> &mut PoolState<Work, TimerAction> {
+        &mut self.pool.state
+    }
+    fn clock(&self) -> SimTime {
+        self.pool.clock()
+    }
+    fn seeking_work(&mut self, t: ThreadId) {
+        self.policy.0.seeking_work(&mut self.pool, t);
+    }
+    fn thread_requested(&mut self, cause: RequestCause) {
+        self.policy.0.thread_requested(&mut self.pool, cause);
+    }
+    fn queue_changed(&mut self) {}
+    fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {
+        self.pool
+            .schedule(due, TimerEvent::TimerThread(q, generation));
     }
 }

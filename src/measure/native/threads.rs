@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::pool::{Arrivals, Guard, Shared, ThreadKind, ThreadState, TimerAction, Work};
 use super::sys;
-use crate::policy::config::{RequestMode, TimerDispatch};
+use crate::engine::pool_state::{PoolHost, WorkerNext};
 use crate::policy::{BlockKind, RequestCause};
 use crate::scenario::Step;
 use crate::time::{SimDuration, SimTime};
@@ -27,16 +27,6 @@ enum Flow {
     Stopped,
 }
 
-/// What a pool thread does next in its worker loop.
-enum Next {
-    /// Look for a thread request to take (the native worker loop).
-    Seek,
-    /// Dequeue the next work item (the managed dispatch loop).
-    Dispatch,
-    /// A work item just completed.
-    Completed,
-}
-
 /// A pool worker, from its creation to its exit.
 pub(super) fn worker_main(sh: Arc<Shared>, t: ThreadId) {
     sys::pin(&sh.cpus);
@@ -45,7 +35,7 @@ pub(super) fn worker_main(sh: Arc<Shared>, t: ThreadId) {
     g.pool.thread_started(t, clock);
     if !g.pool.stopped {
         // Created: this is its first look for work.
-        g.pool.starting -= 1;
+        g.pool.tally.starting -= 1;
         g.pool.threads[t as usize].state = ThreadState::Active;
         g = worker_loop(&sh, g, t);
     }
@@ -69,106 +59,37 @@ pub(super) fn dedicated_main(sh: Arc<Shared>, t: ThreadId, item: ItemId) {
     g.pool.thread_gone(t);
 }
 
-/// The worker loop of a pool thread, mirroring the engine's: the native
-/// worker loop takes a pending thread request (`Seek`) — on the native pool
-/// alternating between unmanaged requests (timer firings) and managed ones
-/// — and the managed `Dispatch` loop dequeues until the queue is empty (or,
-/// native, the quantum expires), asking for another thread after dequeues
-/// and whenever it leaves for a reason other than an empty queue.
+/// The worker loop of a pool thread ([`WorkerNext`], as the engine's),
+/// until it exits or the run stops.
 fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
-    let ti = t as usize;
-    let mut next = Next::Seek;
+    let mut next = WorkerNext::Seek;
     loop {
         if g.pool.stopped {
             return g;
         }
         next = match next {
-            Next::Seek => {
-                let inner = &mut *g;
-                inner.policy.0.seeking_work(&mut inner.pool, t);
-                let p = &mut inner.pool;
-                let unmanaged_ready = p.unmanaged_pending > 0 && !p.unmanaged.is_empty();
-                let managed_ready = p.pending_requests > 0;
-                if unmanaged_ready && (p.hint_unmanaged || !managed_ready) {
-                    p.unmanaged_pending -= 1;
-                    p.hint_unmanaged = false;
-                    if let Some(work) = p.unmanaged.pop_front() {
-                        let (g2, flow) = run_work(sh, g, t, work);
-                        g = g2;
-                        if flow == Flow::Stopped {
-                            return g;
-                        }
-                    }
-                    Next::Completed
-                } else if managed_ready {
-                    p.hint_unmanaged = true;
-                    p.pending_requests -= 1;
-                    p.outstanding = p.outstanding.saturating_sub(1);
-                    let now = p.clock();
-                    p.threads[ti].dispatch_start = now;
-                    p.threads[ti].requested_this_dispatch = false;
-                    let mut first = None;
-                    if p.timer_dispatch == TimerDispatch::TimeSensitive {
-                        // .NET 6.0.1+: every other dispatch entry, pool-wide,
-                        // takes a time-sensitive item first.
-                        p.time_sensitive_first = !p.time_sensitive_first;
-                        if p.time_sensitive_first {
-                            first = p.dequeue_time_sensitive();
-                        }
-                    }
-                    match first {
-                        Some(work) => {
-                            let (g2, flow) = run_work(sh, g, t, work);
-                            g = g2;
-                            if flow == Flow::Stopped {
-                                return g;
-                            }
-                            Next::Completed
-                        }
-                        None => Next::Dispatch,
-                    }
-                } else {
-                    p.make_idle(t);
-                    let (g2, resumed) = idle_wait(g, t);
-                    g = g2;
-                    if !resumed {
-                        return g;
-                    }
-                    Next::Seek
+            WorkerNext::Seek => g.seek(t),
+            WorkerNext::Dispatch => g.dispatch(t),
+            WorkerNext::Run(work) => {
+                let (g2, flow) = run_work(sh, g, t, work);
+                g = g2;
+                if flow == Flow::Stopped {
+                    return g;
                 }
+                WorkerNext::Completed
             }
-            Next::Dispatch => match g.pool.dequeue(t) {
-                None => Next::Seek,
-                Some(work) => {
-                    let ask = match g.pool.request_mode {
-                        RequestMode::EveryDequeue => true,
-                        RequestMode::FirstDequeue => !std::mem::replace(
-                            &mut g.pool.threads[ti].requested_this_dispatch,
-                            true,
-                        ),
-                    };
-                    if ask {
-                        g.request_thread(RequestCause::Dequeue);
-                    }
-                    let (g2, flow) = run_work(sh, g, t, work);
-                    g = g2;
-                    if flow == Flow::Stopped {
-                        return g;
-                    }
-                    Next::Completed
-                }
-            },
-            Next::Completed => {
+            WorkerNext::Completed => {
                 let inner = &mut *g;
-                let keep = inner.policy.0.work_completed(&mut inner.pool, t);
-                if !keep {
+                if inner.policy.0.work_completed(&mut inner.pool, t) {
+                    g.keep_working(t)
+                } else {
                     if g.retire_on_stop {
                         g.request_thread(RequestCause::Leaving);
                         g.pool.retire(t);
                     } else {
                         // Portable pool: back to the semaphore; its local
                         // items move to the global queue.
-                        g.pool.flush_local(t);
+                        g.pool.state.flush_local(t);
                         g.pool.make_idle(t);
                     }
                     let (g2, resumed) = idle_wait(g, t);
@@ -176,38 +97,17 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                     if !resumed {
                         return g;
                     }
-                    Next::Seek
-                } else {
-                    let now = g.pool.clock();
-                    let start = g.pool.threads[ti].dispatch_start;
-                    if now.since(start) >= g.pool.quantum {
-                        if g.pool.leave_at_quantum {
-                            g.request_thread(RequestCause::Leaving);
-                            Next::Seek
-                        } else {
-                            g.pool.threads[ti].dispatch_start = now;
-                            let ts = if g.pool.timer_dispatch == TimerDispatch::TimeSensitive {
-                                g.pool.dequeue_time_sensitive()
-                            } else {
-                                None
-                            };
-                            match ts {
-                                // .NET 6: once per quantum, one time-sensitive item.
-                                Some(work) => {
-                                    let (g2, flow) = run_work(sh, g, t, work);
-                                    g = g2;
-                                    if flow == Flow::Stopped {
-                                        return g;
-                                    }
-                                    Next::Completed
-                                }
-                                None => Next::Dispatch,
-                            }
-                        }
-                    } else {
-                        Next::Dispatch
-                    }
+                    WorkerNext::Seek
                 }
+            }
+            WorkerNext::Idle => {
+                g.pool.make_idle(t);
+                let (g2, resumed) = idle_wait(g, t);
+                g = g2;
+                if !resumed {
+                    return g;
+                }
+                WorkerNext::Seek
             }
         };
     }
@@ -226,7 +126,7 @@ fn idle_wait(mut g: Guard<'_>, t: ThreadId) -> (Guard<'_>, bool) {
         match state {
             ThreadState::Starting => {
                 // Released (or brought back): its first dequeue comes now.
-                g.pool.starting -= 1;
+                g.pool.tally.starting -= 1;
                 g.pool.threads[ti].state = ThreadState::Active;
                 return (g, true);
             }
@@ -283,7 +183,7 @@ fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (G
         },
         Work::PairProcessor(p) => loop {
             // Runs the pair's tasks in order until its queue is empty.
-            match g.pool.pairs[p as usize].queue.pop_front() {
+            match g.pool.pairs[p as usize].pop() {
                 Some(Work::Item(item) | Work::Continuation(item)) => {
                     let (g2, flow) = run_item(sh, g, t, item);
                     g = g2;
@@ -292,7 +192,7 @@ fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (G
                     }
                 }
                 Some(_) | None => {
-                    g.pool.pairs[p as usize].active -= 1;
+                    g.pool.pairs[p as usize].processor_done();
                     return (g, Flow::Finished);
                 }
             }
@@ -303,7 +203,7 @@ fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (G
 /// Runs timer `id`'s callback on `t`: releases a `Task.Wait`er, or runs
 /// an `await` continuation inline (handing it to its pair if it has one).
 fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Guard<'a>, Flow) {
-    match g.pool.timers[id as usize] {
+    match g.pool.state.timer(id) {
         TimerAction::ReleaseWaiter(waiter) => {
             let slot = &mut g.pool.threads[waiter as usize];
             slot.released = true;
@@ -325,8 +225,8 @@ fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Gua
 fn set_blocked(g: &mut Guard<'_>, t: ThreadId, kind: BlockKind, blocked: bool) {
     let inner = &mut **g;
     let count = match kind {
-        BlockKind::Sleep => &mut inner.pool.blocked_sleep,
-        _ => &mut inner.pool.blocked_wait,
+        BlockKind::Sleep => &mut inner.pool.tally.blocked_sleep,
+        _ => &mut inner.pool.tally.blocked_wait,
     };
     if blocked {
         *count += 1;
@@ -401,7 +301,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 // has run as pool work.
                 let now = g.pool.clock();
                 g.pool.threads[ti].released = false;
-                g.pool.add_timer(now + d, TimerAction::ReleaseWaiter(t), t);
+                g.add_timer(now + d, TimerAction::ReleaseWaiter(t), t);
                 if pool_thread {
                     set_blocked(&mut g, t, BlockKind::TaskWait, true);
                 }
@@ -422,7 +322,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 // await Task.Delay(d): the rest runs as the timer's callback.
                 g.pool.item_step[i] = (pc + 1) as u32;
                 let now = g.pool.clock();
-                g.pool.add_timer(now + d, TimerAction::Resume(item), t);
+                g.add_timer(now + d, TimerAction::Resume(item), t);
                 return (g, Flow::Suspended);
             }
             Step::Yield => {
