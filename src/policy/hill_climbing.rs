@@ -110,6 +110,9 @@ pub struct AdjustmentStats {
 pub struct HillClimbing {
     // Settings (`Initialize`), already scaled: the CLR reads most of them as
     // integer percentages and divides by 100; the policy file stores the ratio.
+    /// Mono's C port (`threadpool-worker-default.c`), with its slips: see
+    /// [`HillClimbing::mono_port`].
+    mono_port: bool,
     wave_period: u32,
     samples_to_measure: usize,
     target_throughput_ratio: f64,
@@ -210,6 +213,7 @@ impl HillClimbing {
         let mut rng = ChaCha8Rng::seed_from_u64(rng_seed);
         let current_sample_interval = rng.random_range(sample_interval_low..=sample_interval_high);
         HillClimbing {
+            mono_port: false,
             wave_period,
             samples_to_measure,
             target_throughput_ratio: config.bias,
@@ -361,10 +365,14 @@ impl HillClimbing {
                 if self.average_throughput_noise == 0.0 {
                     self.average_throughput_noise = throughput_error_estimate;
                 } else {
+                    let keep = if self.mono_port {
+                        1.0 + self.throughput_error_smoothing_factor
+                    } else {
+                        1.0 - self.throughput_error_smoothing_factor
+                    };
                     self.average_throughput_noise = self.throughput_error_smoothing_factor
                         * throughput_error_estimate
-                        + (1.0 - self.throughput_error_smoothing_factor)
-                            * self.average_throughput_noise;
+                        + keep * self.average_throughput_noise;
                 }
 
                 if thread_wave.abs() > 0.0 {
@@ -463,7 +471,12 @@ impl HillClimbing {
         // (An earlier CoreCLR had `max(-ratio, 1)` here; fixed in 2017,
         // dotnet/coreclr#14505, so 3.1 and the .NET 6 port use `min`.)
         let next_interval = if ratio.re < 0.0 && new_thread_count == min_limit {
-            (0.5 + f64::from(self.current_sample_interval) * (10.0 * c_min(-ratio.re, 1.0))) as u32
+            let stretch = if self.mono_port {
+                c_max(-ratio.re, 1.0)
+            } else {
+                c_min(-ratio.re, 1.0)
+            };
+            (0.5 + f64::from(self.current_sample_interval) * (10.0 * stretch)) as u32
         } else {
             self.current_sample_interval
         };
@@ -502,6 +515,23 @@ impl HillClimbing {
     /// Number of accepted samples so far.
     pub fn total_samples(&self) -> u64 {
         self.total_samples
+    }
+
+    /// Mono 6.8's port of this algorithm, which differs from CoreCLR's in
+    /// two lines of `hill_climbing_update` (read in mono/mono
+    /// `threadpool-worker-default.c`):
+    /// - the noise average is `f * estimate + (1 + f) * average` (CoreCLR
+    ///   `1 - f`), so it grows about 1 % a sample and with it the wave
+    ///   magnitude, while the confidence decays;
+    /// - at the minimum with a negative ratio the next interval is
+    ///   `interval * 10 * max(-ratio, 1)` (CoreCLR `min`): at least 10x.
+    ///
+    /// Its caller also passes the sample duration in milliseconds, not
+    /// seconds (see `policy::mono`), which makes the gain 1000x: any clear
+    /// move reaches `max_change_per_sample`.
+    pub fn mono_port(mut self) -> Self {
+        self.mono_port = true;
+        self
     }
 
     /// `ChangeThreadCount`: record the new goal, draw a new random sample
@@ -632,6 +662,60 @@ mod tests {
         // It stops near the knee (40) instead of running on.
         assert!(late.iter().all(|&g| g <= 40 + 20), "overshoot: {late:?}");
         assert!(hc.last_stats().unwrap().confidence > 0.0);
+    }
+
+    #[test]
+    fn monos_port_lets_the_noise_average_grow() {
+        // The same noisy, flat workload through both ports: CoreCLR's
+        // average settles near the noise; Mono's (1 + f) keeps growing.
+        let rate = |t: u32| 1000.0 + 300.0 * f64::from((t * 7919) % 5);
+        let mut coreclr = HillClimbing::new(&default_config(), 3);
+        let mut mono = HillClimbing::new(&default_config(), 3).mono_port();
+        run(&mut coreclr, 4, 600, 50, 4, 200, rate);
+        run(&mut mono, 4, 600, 50, 4, 200, rate);
+        let c = coreclr.last_stats().unwrap().average_throughput_noise;
+        let m = mono.last_stats().unwrap().average_throughput_noise;
+        assert!(c > 0.0 && c < 1.0, "coreclr noise average {c}");
+        // 1.01^590 is about 350: the average has run away.
+        assert!(m > 100.0 * c, "mono {m} vs coreclr {c}");
+    }
+
+    #[test]
+    fn at_the_minimum_monos_port_stretches_at_least_tenfold_and_coreclrs_at_most() {
+        // Flat throughput: at the minimum the ratio is about -bias (-0.15),
+        // so CoreCLR stretches the interval by 10 x min(-ratio, 1), about
+        // 1.5x, and Mono by 10 x max(-ratio, 1) = 10x.
+        for mono in [false, true] {
+            let mut stretched = 0;
+            for seed in 0..4 {
+                let mut hc = HillClimbing::new(&default_config(), seed);
+                if mono {
+                    hc = hc.mono_port();
+                }
+                let mut goal = 2;
+                for _ in 0..800 {
+                    let secs = 0.05;
+                    let completions = (2000.0 * secs) as u32;
+                    let before = hc.total_samples();
+                    let (g, interval) = hc.update(goal, secs, completions, 50, 2, 500);
+                    let stats = hc.last_stats().unwrap();
+                    if hc.total_samples() > before && g == 2 && stats.ratio < 0.0 {
+                        let tenfold = 10 * hc.current_sample_interval;
+                        if mono {
+                            assert!(interval >= tenfold, "{interval} < {tenfold}");
+                        } else {
+                            assert!(interval <= tenfold + 1, "{interval} > {tenfold}");
+                        }
+                        stretched += 1;
+                    }
+                    goal = g;
+                }
+            }
+            assert!(
+                stretched > 0,
+                "mono {mono}: never at the minimum with a falling ratio"
+            );
+        }
     }
 
     #[test]

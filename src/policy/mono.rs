@@ -28,20 +28,89 @@
 //!   while fewer threads work than the goal) and up to `inject_tries`
 //!   unpark-or-create attempts follow.
 //!   It exits after `idle_ticks_before_stop` ticks with nothing pending.
-//! - Hill climbing runs on completions with CoreCLR's algorithm; a raised
-//!   goal takes effect at the next request or monitor round. Mono's port
-//!   has arithmetic slips (sample duration in ms, a drifting noise average)
-//!   that this model does not reproduce yet.
+//! - Hill climbing runs on completions (`heuristic_adjust`: on a
+//!   millisecond clock, strictly after the adjustment interval, only while
+//!   no more threads work than the goal) with Mono's port of CoreCLR's
+//!   algorithm, slips included: the sample duration passed in ms (a 1000x
+//!   gain), a noise average that grows 1 % a sample, and an interval
+//!   stretched at least 10x at the minimum
+//!   ([`HillClimbing::mono_port`]). A raised goal takes effect at the next
+//!   request or monitor round.
 //! - A worker that completes an item while working > goal parks.
 
-use crate::policy::classic::HillClimbingSampler;
+use crate::engine::rng;
 use crate::policy::config::PolicyConfig;
 use crate::policy::gate::GateThread;
-use crate::policy::hill_climbing::Transition;
+use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
 use crate::trace::{ThreadId, ThreadReason};
+
+/// Mono's `heuristic_notify_work_completed` / `heuristic_should_adjust` /
+/// `heuristic_adjust`, on its millisecond clock (`mono_msec_ticks`):
+/// every completion counts; when the last completion is *more* than the
+/// adjustment interval after the last adjustment and no more threads work
+/// than the goal, the completions are taken (and lost if the sample is
+/// shorter than half the interval) and hill climbing runs with the
+/// sample's duration in milliseconds.
+#[derive(Debug)]
+struct Heuristic {
+    climber: HillClimbing,
+    enabled: bool,
+    completions: u64,
+    sample_start_ms: u64,
+    last_adjustment_ms: u64,
+    /// `heuristic_adjustment_interval`, 10 ms at start.
+    interval_ms: u64,
+}
+
+impl Heuristic {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Self {
+        let hc = &config.hill_climbing;
+        Heuristic {
+            climber: HillClimbing::new(hc, rng::stream_seed(scenario.seed, "hill-climbing"))
+                .mono_port(),
+            enabled: hc.enabled,
+            completions: 0,
+            sample_start_ms: 0,
+            last_adjustment_ms: 0,
+            interval_ms: 10,
+        }
+    }
+
+    fn completed(
+        &mut self,
+        now: SimTime,
+        goal: u32,
+        working: u32,
+        cpu_utilization: u32,
+        limits: (u32, u32),
+    ) -> Option<u32> {
+        self.completions += 1;
+        let now_ms = now.as_nanos() / 1_000_000;
+        if !self.enabled || now_ms <= self.last_adjustment_ms + self.interval_ms || working > goal {
+            return None;
+        }
+        let completions = std::mem::take(&mut self.completions);
+        let duration_ms = now_ms.saturating_sub(self.sample_start_ms);
+        if duration_ms < self.interval_ms / 2 {
+            return None;
+        }
+        let (new_goal, next_interval) = self.climber.update(
+            goal,
+            duration_ms as f64,
+            completions.min(u64::from(u32::MAX)) as u32,
+            cpu_utilization,
+            limits.0,
+            limits.1,
+        );
+        self.interval_ms = u64::from(next_interval);
+        self.sample_start_ms = now_ms;
+        self.last_adjustment_ms = now_ms;
+        Some(new_goal)
+    }
+}
 
 #[derive(Debug)]
 pub struct Mono {
@@ -51,7 +120,7 @@ pub struct Mono {
     goal: u32,
     last_completion: SimTime,
     gate: GateThread,
-    hill_climbing: HillClimbingSampler,
+    hill_climbing: Heuristic,
     max_creations_per_second: u32,
     inject_tries: u32,
     creation_second: u64,
@@ -82,7 +151,7 @@ impl Mono {
             goal: initial.min(max),
             last_completion: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
-            hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
+            hill_climbing: Heuristic::new(config, scenario),
             max_creations_per_second: config
                 .mono
                 .as_ref()
@@ -152,7 +221,7 @@ impl Policy for Mono {
         if let Some(new_goal) = self.hill_climbing.completed(
             now,
             self.goal,
-            counts.existing,
+            counts.working,
             self.gate.cpu_utilization,
             (self.min, self.max),
         ) {
@@ -200,5 +269,41 @@ impl Policy for Mono {
         let goal = remaining.min(self.goal).max(self.min);
         self.set_goal(pool, goal, "thread-timed-out");
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::file::resolve_policy;
+    use crate::scenario::load::parse_scenario;
+
+    fn heuristic() -> Heuristic {
+        let scenario = parse_scenario(
+            "[machine]\ncores = 2\n[pool]\npolicy = \"mono\"\n[[group]]\ncount = 1\nbody = [\"yield\"]\n",
+            "h.toml",
+        )
+        .unwrap();
+        Heuristic::new(&resolve_policy("mono").unwrap(), &scenario)
+    }
+
+    #[test]
+    fn the_heuristic_adjusts_only_strictly_after_its_interval_on_a_ms_clock() {
+        let mut h = heuristic();
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        // The first interval is 10 ms from 0: 5 and 10 ms are too early
+        // (`last_dequeue > last_adjustment + interval`, strict), 10.9 ms
+        // reads 10 on the ms clock, 11 ms adjusts.
+        assert_eq!(h.completed(ms(5), 2, 2, 0, (2, 200)), None);
+        assert_eq!(h.completed(ms(10), 2, 2, 0, (2, 200)), None);
+        assert_eq!(h.completed(SimTime(10_900_000), 2, 2, 0, (2, 200)), None);
+        assert!(h.completed(ms(11), 2, 2, 0, (2, 200)).is_some());
+        assert_eq!(h.climber.total_samples(), 1);
+        assert_eq!(h.completions, 0, "the sample took every completion");
+        // More threads working than the goal: no adjustment, completions kept.
+        let later = ms(11 + h.interval_ms + 1);
+        assert_eq!(h.completed(later, 2, 3, 0, (2, 200)), None);
+        assert_eq!(h.completions, 1);
+        assert_eq!(h.climber.total_samples(), 1);
     }
 }
