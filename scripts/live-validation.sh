@@ -3,8 +3,10 @@
 # of scenarios/validation/ on each of them, and checks that a run past its
 # wall-clock limit is stopped with nothing left behind.
 #
-# Checked (must pass, or fail only a check listed in
-# tests/fixtures/validation/KNOWN_MISSES): the scenarios whose real timing
+# Checked (must pass, or fail only checks listed in
+# tests/fixtures/validation/KNOWN_MISSES, or in LIVE_VARIES there: checks
+# whose real outcome varies run to run beyond their tolerance, reported as
+# "varies"): the scenarios whose real timing
 # is stable from run to run on this kind of machine. Reported only: the
 # scenarios whose real outcome moved with the gate thread's phase in earlier
 # runs (with tiered compilation on, whose start-up timer sets that phase:
@@ -24,7 +26,26 @@ stems=("$@")
 [ ${#stems[@]} -eq 0 ] && stems=(sleep-burst delay-wait-burst concurrent-exclusive)
 reported=(one-core staggered-arrivals)
 known=tests/fixtures/validation/KNOWN_MISSES
+varies=tests/fixtures/validation/LIVE_VARIES
 failed=0
+# The checks of a validate report that failed, one name a line
+# ("end error mean", "makespan error", ...).
+failing_checks() {
+  sed -n '/^check (median)/,$p' "$1" | awk '$NF == "FAIL" && NF > 1 {
+    name = ""
+    for (i = 1; i <= NF; i++) { if ($i ~ /^-?[0-9.]+$/) break; name = name (name == "" ? "" : " ") $i }
+    print name }'
+}
+# Every failing check of STEM on RT is listed in FILE(s).
+all_listed() {
+  local stem=$1 rt=$2 report=$3; shift 3
+  local check any=0
+  while IFS= read -r check; do
+    any=1
+    grep -qE "^$stem $rt $check( |\$|#)" "$@" 2>/dev/null || return 1
+  done < <(failing_checks "$report")
+  [ $any -eq 1 ]
+}
 for stem in "${stems[@]}"; do
   for rt in coreclr3 net8 mono native; do
     set +e
@@ -34,8 +55,10 @@ for stem in "${stems[@]}"; do
     summary=$(grep -E '^(makespan error|start error mean)' "/tmp/live-$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
     if [ $code -eq 0 ]; then
       echo "pass  $stem on $rt   $summary"
-    elif [ $code -eq 1 ] && grep -qE "^$stem $rt " "$known" 2>/dev/null; then
+    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "/tmp/live-$stem-$rt.txt" "$known"; then
       echo "known $stem on $rt   $summary"
+    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "/tmp/live-$stem-$rt.txt" "$known" "$varies"; then
+      echo "varies $stem on $rt (listed in $varies: $(failing_checks "/tmp/live-$stem-$rt.txt" | paste -sd, -))   $summary"
     elif [ $code -eq 2 ] && [ "$rt" = native ] && grep -q "cannot run" "/tmp/live-$stem-$rt.txt"; then
       echo "n/a   $stem on $rt (the native pool cannot express it)"
     else

@@ -18,7 +18,12 @@ use crate::common::repo_path;
 /// `stem runtime check # why`), which the live CI run reads too. A miss
 /// that is fixed must leave the list: an unexpected pass fails the test.
 fn known_misses() -> BTreeSet<(String, String, String)> {
-    let text = std::fs::read_to_string(repo_path("tests/fixtures/validation/KNOWN_MISSES"))
+    check_list("KNOWN_MISSES")
+}
+
+/// `tests/fixtures/validation/NAME`: `stem runtime check  # why` lines.
+fn check_list(name: &str) -> BTreeSet<(String, String, String)> {
+    let text = std::fs::read_to_string(repo_path(&format!("tests/fixtures/validation/{name}")))
         .unwrap_or_default();
     text.lines()
         .map(|l| l.split('#').next().unwrap_or("").trim())
@@ -168,4 +173,32 @@ fn parallel_foreach_over_a_range_partitions_as_for_where_range_is_a_list() {
     }
     assert!(!resolve_policy("net-classic").unwrap().library.range_is_list);
     assert_ne!(starts(&each, "net-classic"), starts(&for_, "net-classic"));
+}
+
+#[test]
+fn every_live_variation_names_a_recorded_check() {
+    // scripts/live-validation.sh reports these checks instead of failing
+    // on them: each must name a recorded scenario and runtime and a check
+    // validate prints, or the list silently excuses nothing.
+    let checks = [
+        "makespan error",
+        "start error mean",
+        "end error mean",
+        "peak threads error",
+        "threads curve distance",
+    ];
+    let varies = check_list("LIVE_VARIES");
+    assert!(!varies.is_empty());
+    for (stem, rt, check) in &varies {
+        let fixture = repo_path(&format!("tests/fixtures/validation/{stem}/{rt}-1.txt"));
+        assert!(
+            fixture.exists(),
+            "{stem} {rt}: no recording {}",
+            fixture.display()
+        );
+        assert!(
+            checks.contains(&check.as_str()),
+            "{stem} {rt}: unknown check {check:?}"
+        );
+    }
 }
