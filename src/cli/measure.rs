@@ -208,6 +208,49 @@ pub fn error_code(e: &MeasureError) -> i32 {
     }
 }
 
+/// [`measure_runs`] with the default time limit unless `timeout_s`
+/// says otherwise; on failure prints the error and returns the exit code.
+pub fn measure_or_exit(
+    runtime: Runtime,
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    repeat: u32,
+    timeout_s: Option<u64>,
+    tiered_compilation: bool,
+) -> Result<Vec<Measured>, i32> {
+    let timeout = run_timeout(timeout_s, scenario, policy);
+    measure_runs(
+        runtime,
+        scenario,
+        policy,
+        repeat,
+        timeout,
+        tiered_compilation,
+    )
+    .map_err(|e| {
+        eprintln!("error: {e}");
+        error_code(&e)
+    })
+}
+
+/// [`save_runs`] into `dir` when one is given; on failure prints the error
+/// and returns the exit code.
+pub fn save_or_exit(
+    dir: Option<&Path>,
+    runs: &mut [Measured],
+    runtime: Runtime,
+    scenario_file: &Path,
+    tiered_compilation: bool,
+) -> Result<(), i32> {
+    let Some(dir) = dir else { return Ok(()) };
+    save_runs(dir, runs, runtime, scenario_file, tiered_compilation)
+        .map(|_| ())
+        .map_err(|e| {
+            eprintln!("error: {e:#}");
+            EXIT_INPUT
+        })
+}
+
 /// Saves measured runs in the fixture format, with a header.
 pub fn save_runs(
     dir: &Path,
@@ -262,32 +305,25 @@ pub fn run(args: MeasureArgs) -> i32 {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }
-    let timeout = run_timeout(args.timeout_s, &scenario, &policy);
-    let mut runs = match measure_runs(
+    let mut runs = match measure_or_exit(
         runtime,
         &scenario,
         &policy,
         args.repeat,
-        timeout,
+        args.timeout_s,
         args.tiered_compilation,
     ) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return error_code(&e);
-        }
+        Err(code) => return code,
     };
-    if let Some(dir) = &args.out_dir
-        && let Err(e) = save_runs(
-            dir,
-            &mut runs,
-            runtime,
-            &args.scenario,
-            args.tiered_compilation,
-        )
-    {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
+    if let Err(code) = save_or_exit(
+        args.out_dir.as_deref(),
+        &mut runs,
+        runtime,
+        &args.scenario,
+        args.tiered_compilation,
+    ) {
+        return code;
     }
     if let Some(path) = &args.trace {
         for (k, m) in runs.iter().enumerate() {

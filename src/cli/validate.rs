@@ -14,7 +14,7 @@ use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::trace::EventLog;
 use poolsim::validate::{self, Report, Tolerances};
 
-use super::measure::{RUNTIME_HELP, error_code, measure_runs, prepare, run_timeout, save_runs};
+use super::measure::{RUNTIME_HELP, measure_or_exit, prepare, save_or_exit};
 use super::{EXIT_INCOMPLETE, EXIT_INPUT};
 
 /// Exit code when a check fails.
@@ -100,35 +100,26 @@ pub fn run(args: ValidateArgs) -> i32 {
                 return EXIT_INPUT;
             }
         },
-        None => {
-            let timeout = run_timeout(args.timeout_s, &scenario, &policy);
-            match measure_runs(
-                runtime,
-                &scenario,
-                &policy,
-                args.repeat,
-                timeout,
-                args.tiered_compilation,
-            ) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return error_code(&e);
-                }
-            }
-        }
-    };
-    if let Some(dir) = &args.record
-        && let Err(e) = save_runs(
-            dir,
-            &mut runs,
+        None => match measure_or_exit(
             runtime,
-            &args.scenario,
+            &scenario,
+            &policy,
+            args.repeat,
+            args.timeout_s,
             args.tiered_compilation,
-        )
-    {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
+        ) {
+            Ok(r) => r,
+            Err(code) => return code,
+        },
+    };
+    if let Err(code) = save_or_exit(
+        args.record.as_deref(),
+        &mut runs,
+        runtime,
+        &args.scenario,
+        args.tiered_compilation,
+    ) {
+        return code;
     }
     let mut log = EventLog::default();
     let sim = engine::simulate(&scenario, &policy, &mut log, &SimOptions::default());

@@ -34,3 +34,13 @@ pub fn starts_ms(result: &RunResult) -> Vec<f64> {
         .map(|i| i.started.as_ms_f64())
         .collect()
 }
+
+/// Proptest settings: `cases` generated cases from a fixed seed, so that
+/// `cargo test` is reproducible, unless `PROPTEST_RNG_SEED` asks for another.
+pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    let mut c = proptest::test_runner::Config::with_cases(cases);
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        c.rng_seed = proptest::test_runner::RngSeed::Fixed(0x2026_1202);
+    }
+    c
+}

@@ -198,18 +198,8 @@ fn min_duration(body: &[Step], tick: Option<SimDuration>) -> SimDuration {
         .fold(SimDuration::ZERO, |a, b| a + b)
 }
 
-/// `cases` generated cases from a fixed seed, unless `PROPTEST_RNG_SEED`
-/// asks for another.
-pub fn config(cases: u32) -> ProptestConfig {
-    let mut c = ProptestConfig::with_cases(cases);
-    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
-        c.rng_seed = proptest::test_runner::RngSeed::Fixed(0x2026_1202);
-    }
-    c
-}
-
 proptest! {
-    #![proptest_config(config(800))]
+    #![proptest_config(crate::common::proptest_config(800))]
 
     #[test]
     fn every_run_keeps_the_invariants(s in scenario(), which in 0..POLICIES.len()) {

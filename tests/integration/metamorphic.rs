@@ -22,7 +22,7 @@ fn last_end(r: &RunResult) -> SimTime {
 }
 
 proptest! {
-    #![proptest_config(crate::invariants::config(200))]
+    #![proptest_config(crate::common::proptest_config(200))]
 
     /// Under dedicated threads a pure-sleep burst ends at its last arrival
     /// plus the thread start cost plus the sleep.

@@ -82,16 +82,14 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                 let inner = &mut *g;
                 if inner.policy.0.work_completed(&mut inner.pool, t) {
                     g.keep_working(t)
+                } else if !g.retire_on_stop {
+                    // Portable pool: back to the semaphore; its local items
+                    // move to the global queue.
+                    g.pool.state.flush_local(t);
+                    WorkerNext::Idle
                 } else {
-                    if g.retire_on_stop {
-                        g.request_thread(RequestCause::Leaving);
-                        g.pool.retire(t);
-                    } else {
-                        // Portable pool: back to the semaphore; its local
-                        // items move to the global queue.
-                        g.pool.state.flush_local(t);
-                        g.pool.make_idle(t);
-                    }
+                    g.request_thread(RequestCause::Leaving);
+                    g.pool.retire(t);
                     let (g2, resumed) = idle_wait(g, t);
                     g = g2;
                     if !resumed {
