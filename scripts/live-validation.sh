@@ -28,6 +28,9 @@ reported=(one-core staggered-arrivals)
 known=tests/fixtures/validation/KNOWN_MISSES
 varies=tests/fixtures/validation/LIVE_VARIES
 failed=0
+# Reports go to a private temporary directory, removed on exit.
+tmp=$(mktemp -d -t poolsim-live.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
 # The checks of a validate report that failed, one name a line
 # ("end error mean", "makespan error", ...).
 failing_checks() {
@@ -49,21 +52,21 @@ all_listed() {
 for stem in "${stems[@]}"; do
   for rt in coreclr3 net8 mono native; do
     set +e
-    $bin validate "scenarios/validation/$stem.toml" --runtime "$rt" --repeat 2 > "/tmp/live-$stem-$rt.txt" 2>&1
+    $bin validate "scenarios/validation/$stem.toml" --runtime "$rt" --repeat 2 > "$tmp/$stem-$rt.txt" 2>&1
     code=$?
     set -e
-    summary=$(grep -E '^(makespan error|start error mean)' "/tmp/live-$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
+    summary=$(grep -E '^(makespan error|start error mean)' "$tmp/$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
     if [ $code -eq 0 ]; then
       echo "pass  $stem on $rt   $summary"
-    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "/tmp/live-$stem-$rt.txt" "$known"; then
+    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "$tmp/$stem-$rt.txt" "$known"; then
       echo "known $stem on $rt   $summary"
-    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "/tmp/live-$stem-$rt.txt" "$known" "$varies"; then
-      echo "varies $stem on $rt (listed in $varies: $(failing_checks "/tmp/live-$stem-$rt.txt" | paste -sd, -))   $summary"
-    elif [ $code -eq 2 ] && [ "$rt" = native ] && grep -q "cannot run" "/tmp/live-$stem-$rt.txt"; then
+    elif [ $code -eq 1 ] && all_listed "$stem" "$rt" "$tmp/$stem-$rt.txt" "$known" "$varies"; then
+      echo "varies $stem on $rt (listed in $varies: $(failing_checks "$tmp/$stem-$rt.txt" | paste -sd, -))   $summary"
+    elif [ $code -eq 2 ] && [ "$rt" = native ] && grep -q "cannot run" "$tmp/$stem-$rt.txt"; then
       echo "n/a   $stem on $rt (the native pool cannot express it)"
     else
       echo "FAIL  $stem on $rt (exit $code)"
-      cat "/tmp/live-$stem-$rt.txt"
+      cat "$tmp/$stem-$rt.txt"
       failed=1
     fi
   done
@@ -74,12 +77,12 @@ for stem in "${reported[@]}"; do
   [ $# -eq 0 ] || break
   for rt in coreclr3 net8 mono; do
     set +e
-    $bin validate "scenarios/validation/$stem.toml" --runtime "$rt" --repeat 1 > "/tmp/live-$stem-$rt.txt" 2>&1
+    $bin validate "scenarios/validation/$stem.toml" --runtime "$rt" --repeat 1 > "$tmp/$stem-$rt.txt" 2>&1
     code=$?
     set -e
-    summary=$(grep -E '^(makespan error|start error mean)' "/tmp/live-$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
+    summary=$(grep -E '^(makespan error|start error mean)' "$tmp/$stem-$rt.txt" | awk '{print $1" "$2" "$3" "$4}' | paste -sd';' -)
     if [ $code -gt 1 ]; then
-      echo "FAIL  $stem on $rt did not run (exit $code)"; cat "/tmp/live-$stem-$rt.txt"; failed=1
+      echo "FAIL  $stem on $rt did not run (exit $code)"; cat "$tmp/$stem-$rt.txt"; failed=1
     else
       echo "info  $stem on $rt (exit $code)   $summary"
     fi
@@ -88,11 +91,11 @@ done
 
 echo "== a hung runtime is killed, nothing left behind"
 set +e
-$bin measure scenarios/validation/sleep-burst.toml --runtime mono --timeout-s 1 > /tmp/live-hang.txt 2>&1
+$bin measure scenarios/validation/sleep-burst.toml --runtime mono --timeout-s 1 > "$tmp/hang.txt" 2>&1
 code=$?
 set -e
-if [ $code -ne 3 ] || ! grep -q "wall-clock limit" /tmp/live-hang.txt; then
-  echo "FAIL: expected exit 3 and a wall-clock message, got $code:"; cat /tmp/live-hang.txt; failed=1
+if [ $code -ne 3 ] || ! grep -q "wall-clock limit" "$tmp/hang.txt"; then
+  echo "FAIL: expected exit 3 and a wall-clock message, got $code:"; cat "$tmp/hang.txt"; failed=1
 fi
 sleep 0.5
 if pgrep -f "harness.exe" >/dev/null; then

@@ -2,7 +2,7 @@
 //! in time and allocated bytes, to start and await a batch of work.
 //!
 //! A per-submitter cost model, `fixed + per_item × count`, fitted once to
-//! seed 002's BenchmarkDotNet table (REFERENCE.md; `../shared/seeds/002`):
+//! seed 002's BenchmarkDotNet table (docs/reference.md#seed-002):
 //! - `Task.WhenAll` over already-started tasks: 31.0 ns + 13.38 ns per task;
 //!   104 B + 8 B per task (the array of tasks and the promise);
 //! - `Parallel.ForEachAsync`-style scheduling with unlimited parallelism:

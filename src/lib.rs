@@ -32,11 +32,14 @@
 
 pub mod chrome;
 pub mod coordination;
+pub mod counters;
 pub mod engine;
 pub mod error;
+pub mod explain;
 pub mod fuzz;
 pub mod measure;
 pub mod metrics;
+pub mod nettrace;
 pub mod output;
 pub mod policy;
 pub mod render;
@@ -46,3 +49,4 @@ pub mod sweep;
 pub mod time;
 pub mod trace;
 pub mod validate;
+pub mod verdict;

@@ -3,10 +3,12 @@
 //! The same code serves simulated and measured traces: it reads only the
 //! recorded facts (item times, thread records, probes, thread counts).
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use statrs::statistics::{Data, OrderStatistics};
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::trace::{ThreadReason, Trace};
 
 /// Percentiles of a set of durations, in milliseconds.
@@ -14,6 +16,7 @@ use crate::trace::{ThreadReason, Trace};
 pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,
+    pub p99: f64,
     pub max: f64,
     pub mean: f64,
 }
@@ -25,6 +28,7 @@ impl Percentiles {
             return Percentiles {
                 p50: 0.0,
                 p95: 0.0,
+                p99: 0.0,
                 max: 0.0,
                 mean: 0.0,
             };
@@ -35,6 +39,7 @@ impl Percentiles {
         Percentiles {
             p50: data.percentile(50),
             p95: data.percentile(95),
+            p99: data.percentile(99),
             max,
             mean,
         }
@@ -55,8 +60,19 @@ pub struct Summary {
     pub makespan_ms: f64,
     /// Start minus queue time of each item.
     pub start_delay_ms: Percentiles,
+    /// Finish minus queue time of each finished item: the latency a caller
+    /// of the work item feels.
+    pub latency_ms: Percentiles,
     pub threads_peak: u32,
     pub threads_created: usize,
+    /// Threads created, by why the pool created them (`demand`,
+    /// `starvation`, `hill-climbing`, `cooperative-blocking`, `dedicated`,
+    /// `observed`); the main thread is not counted.
+    pub threads_created_by_reason: BTreeMap<&'static str, usize>,
+    /// Time during which some work item was queued and not yet taken by a
+    /// thread (the union of every item's queued-to-started interval; an item
+    /// never started counts up to the end of the run), ms.
+    pub time_starved_ms: f64,
     pub probes: usize,
     /// The longest probe latency (`None` without probes).
     pub probe_latency_ms_max: Option<f64>,
@@ -101,6 +117,11 @@ pub fn summarize(trace: &Trace) -> Summary {
         .filter(|p| p.started != SimTime::MAX)
         .map(|p| ms(p.started) - ms(p.queued))
         .collect();
+    let latencies_items = done.iter().map(|i| ms(i.finished) - ms(i.queued)).collect();
+    let mut by_reason = BTreeMap::new();
+    for t in trace.threads.iter().filter(|t| t.reason != ThreadReason::Main) {
+        *by_reason.entry(t.reason.name()).or_insert(0) += 1;
+    }
     let threads_peak = trace.counts.iter().map(|c| c.threads).max().unwrap_or(0);
     let cpu_utilization = trace.cpu_busy_ns.and_then(|busy| {
         let capacity = (last_end.since(first_queued).as_nanos() as f64) * f64::from(trace.cores);
@@ -115,6 +136,7 @@ pub fn summarize(trace: &Trace) -> Summary {
         finished: done.len(),
         makespan_ms,
         start_delay_ms: Percentiles::of(delays),
+        latency_ms: Percentiles::of(latencies_items),
         threads_peak,
         // The program's main thread is not created by the pool.
         threads_created: trace
@@ -122,11 +144,50 @@ pub fn summarize(trace: &Trace) -> Summary {
             .iter()
             .filter(|t| t.reason != ThreadReason::Main)
             .count(),
+        threads_created_by_reason: by_reason,
+        time_starved_ms: time_starved(trace).as_ms_f64(),
         probes: latencies.len(),
         probe_latency_ms_max: latencies.iter().cloned().reduce(f64::max),
         probe_latency_ms_first: latencies.first().copied(),
         cpu_utilization,
     }
+}
+
+/// The measure of the union of every item's `[queued, started)` interval
+/// (an unstarted item's up to the end of the run): the time during which
+/// work waited for a thread.
+pub fn time_starved(trace: &Trace) -> SimDuration {
+    let mut spans: Vec<(SimTime, SimTime)> = trace
+        .items
+        .iter()
+        .map(|i| {
+            let until = if i.started == SimTime::MAX {
+                trace.end.max(i.queued)
+            } else {
+                i.started
+            };
+            (i.queued, until)
+        })
+        .filter(|(a, b)| b > a)
+        .collect();
+    spans.sort_unstable();
+    let mut total = 0u64;
+    let mut current: Option<(SimTime, SimTime)> = None;
+    for (a, b) in spans {
+        match &mut current {
+            Some((_, end)) if a <= *end => *end = (*end).max(b),
+            _ => {
+                if let Some((s, e)) = current {
+                    total += e.since(s).as_nanos();
+                }
+                current = Some((a, b));
+            }
+        }
+    }
+    if let Some((s, e)) = current {
+        total += e.since(s).as_nanos();
+    }
+    SimDuration(total)
 }
 
 #[cfg(test)]

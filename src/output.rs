@@ -184,3 +184,41 @@ pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
     }
     w.into_inner().context("cannot finish CSV")
 }
+
+/// A duration for people: `812.4 ms`, `4.63 s`, `2 min 05.3 s`,
+/// `9 h 06 min 03 s`. Tables keep milliseconds; summaries use this.
+pub fn human_ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "-".into();
+    }
+    let sign = if ms < 0.0 { "-" } else { "" };
+    let ms = ms.abs();
+    if ms < 1000.0 {
+        format!("{sign}{ms:.1} ms")
+    } else if ms < 60_000.0 {
+        format!("{sign}{:.2} s", ms / 1000.0)
+    } else if ms < 3_600_000.0 {
+        let min = (ms / 60_000.0).floor();
+        let s = (ms - min * 60_000.0) / 1000.0;
+        format!("{sign}{min:.0} min {s:04.1} s")
+    } else {
+        let h = (ms / 3_600_000.0).floor();
+        let rest = ms - h * 3_600_000.0;
+        let min = (rest / 60_000.0).floor();
+        let s = ((rest - min * 60_000.0) / 1000.0).floor();
+        format!("{sign}{h:.0} h {min:02.0} min {s:02.0} s")
+    }
+}
+
+#[cfg(test)]
+mod human_tests {
+    use super::human_ms;
+
+    #[test]
+    fn durations_read_in_the_largest_sensible_unit() {
+        assert_eq!(human_ms(812.44), "812.4 ms");
+        assert_eq!(human_ms(4630.2), "4.63 s");
+        assert_eq!(human_ms(125_300.0), "2 min 05.3 s");
+        assert_eq!(human_ms(32_762_983.9), "9 h 06 min 02 s");
+    }
+}

@@ -1,8 +1,8 @@
 //! `poolsim reproduce`: the seeds' published measurements against the models.
 //!
-//! One row per row of `../shared/REFERENCE.md`: the seed, what was
+//! One row per published figure in `docs/reference.md`: the seed, what was
 //! measured, the published figure, the simulated figure, the error and
-//! pass/fail against REFERENCE.md's tolerance. The scenario files are
+//! pass/fail against that seed's tolerance. The scenario files are
 //! compiled in (they are the `scenarios/seed-*.toml` files), so the command
 //! works from any directory and a row always means the same run.
 
@@ -559,6 +559,34 @@ fn run_spec(spec: &Spec) -> Row {
         tolerance,
         pass,
     }
+}
+
+/// A row the current models miss, and why (the test
+/// `every_reference_row_passes_except_the_documented_misses` keeps the list
+/// true: it fails when a listed row passes).
+#[derive(Clone, Copy, Debug)]
+pub struct KnownMiss {
+    pub seed: &'static str,
+    pub case: &'static str,
+    pub policy: &'static str,
+    pub reason: &'static str,
+}
+
+/// The rows the models miss today.
+pub const KNOWN_MISSES: &[KnownMiss] = &[KnownMiss {
+    seed: "003",
+    case: "async, unthrottled",
+    policy: "net-classic",
+    // Seeds 1-30 give 58.4-59.8 %.
+    reason: "first probe 4.25 s (published 4.28 s) but the run ends at 7.22 s (published 7.01 s, +3 %), so the probe is 58.9 % of the run against the rule's 60 % (published: 61.1 %); the model's tail after the first probe is 10 % slower (2.47 s vs 2.23 s): fewer threads late in the run, mechanism not found",
+}];
+
+/// Why `row` is a known miss, if it is one.
+pub fn known_miss(row: &Row) -> Option<&'static str> {
+    KNOWN_MISSES
+        .iter()
+        .find(|m| row.seed == m.seed && row.case == m.case && row.policy == m.policy)
+        .map(|m| m.reason)
 }
 
 /// Runs every row of `seed` (all seeds when `None`), in seed order.

@@ -8,8 +8,13 @@
 //! charts have one code path for both. Detail events (every phase of every
 //! thread, goal changes, queue lengths) go to a [`TraceSink`]; the default
 //! [`NullSink`] compiles to nothing, so tracing off costs nothing.
+//!
+//! The pool's decisions (a gate tick's starvation test, a hill-climbing
+//! sample, a cooperative-blocking step, a retirement, ...) go to the sink as
+//! [`TraceEvent::Decision`] with the inputs the rule read; `poolsim explain`
+//! narrates them ([`crate::explain`]). No other output reads them.
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Index of a pool thread in [`Trace::threads`].
 pub type ThreadId = u32;
@@ -131,10 +136,200 @@ pub enum TraceEvent {
     ProbeStarted {
         probe: u32,
     },
+    /// A decision of the pool, with the inputs its rule read. Recorded just
+    /// before the action it takes (goal change, thread added), which follows
+    /// at the same instant.
+    Decision(Decision),
+}
+
+/// What a gate (monitor) thread's starvation test read
+/// (`SufficientDelaySinceLastDequeue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StarvationCheck {
+    /// Time since the last dequeue (Mono: the last completion).
+    pub since_dequeue: SimDuration,
+    /// `starvation_delay`, or `goal × busy_delay_per_thread` with the CPU busy.
+    pub threshold: SimDuration,
+    /// `">"` (CoreCLR) or `">="` (Mono).
+    pub comparison: &'static str,
+    /// CPU utilisation over the last tick, percent.
+    pub cpu_percent: u32,
+    /// `cpu_busy_percent`: at or above it the busy threshold applies.
+    pub cpu_busy_percent: u32,
+    /// Whether the busy threshold applied.
+    pub cpu_busy: bool,
+    /// Whether the test held.
+    pub starved: bool,
+}
+
+/// What a gate tick with thread requests pending did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateOutcome {
+    /// Starved: the goal goes up and a worker is added.
+    Inject,
+    /// The starvation test failed.
+    NotStarved,
+    /// Starved, but the pool is at `max_threads` (Mono: the goal at its
+    /// maximum and every thread working).
+    AtMax,
+    /// Starved, but fewer threads count than the goal (one is on its way).
+    BelowGoal,
+    /// .NET 6+: a cooperative-blocking adjustment is pending; starvation
+    /// injection waits.
+    BlockingPending,
+}
+
+/// How a thread throttle hands its slot on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrottleKind {
+    /// `SemaphoreSlim.Release()`: the first waiter's continuation is queued.
+    Semaphore,
+    /// A `ConcurrentExclusiveSchedulerPair` processing item runs the next
+    /// waiting task.
+    Pair,
+}
+
+/// A decision of the pool and the inputs it read ([`TraceEvent::Decision`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// A gate/monitor tick with thread requests pending ran the starvation
+    /// test (classic, portable, Mono).
+    GateTick {
+        check: StarvationCheck,
+        /// The goal before the tick.
+        goal: u32,
+        /// The goal after it (`goal` unless injecting).
+        new_goal: u32,
+        /// The thread count the model compares with the goal (classic:
+        /// active threads, portable and Mono: working threads).
+        threads: u32,
+        outcome: GateOutcome,
+    },
+    /// A .NET 2.0 gate check with work queued
+    /// (`GrowWorkerThreadPoolIfStarvation`, the NT rule).
+    Net20Gate {
+        queued: u64,
+        workers: u32,
+        idle: u64,
+        cpu_percent: u32,
+        cpu_busy_percent: u32,
+        /// With the CPU busy: time since the last dequeue, the threshold
+        /// (`workers × busy_delay_per_thread`) and the comparison.
+        dequeue: Option<(SimDuration, SimDuration, &'static str)>,
+        /// With the CPU busy: time since the last creation and the wait it
+        /// needs (`creation_delay × growth^(workers - cores)`).
+        creation: Option<(SimDuration, SimDuration)>,
+        /// Whether a worker is created.
+        create: bool,
+    },
+    /// A hill-climbing sample was taken (`HillClimbing::Update`).
+    HillClimbing {
+        /// The sample's transition name (`Warmup`, `ClimbingMove`, ...).
+        transition: &'static str,
+        /// Whether hill climbing first adopted a goal moved by someone else
+        /// (`Initializing`).
+        adopted: bool,
+        /// Completions per second over the sample.
+        throughput: f64,
+        /// The sample's duration (short samples accumulated in).
+        sample: SimDuration,
+        /// Real parts of the thread-count and throughput wave components.
+        thread_wave: f64,
+        throughput_wave: f64,
+        ratio: f64,
+        confidence: f64,
+        /// The move of the control setting, and the setting after the clamps.
+        step: f64,
+        control_setting: f64,
+        /// The square wave's magnitude (threads) and whether it is high.
+        wave_magnitude: u32,
+        wave_high: bool,
+        cpu_percent: u32,
+        goal: u32,
+        new_goal: u32,
+    },
+    /// .NET 6+ `PerformBlockingAdjustment` moved (or will move) the goal.
+    CooperativeBlocking {
+        /// Threads blocked in a task wait.
+        blocked: u32,
+        min: u32,
+        /// `min(min + blocked, max)`.
+        target: u32,
+        /// `min + ThreadsToAddWithoutDelay`.
+        no_delay_cap: u32,
+        goal: u32,
+        new_goal: u32,
+        /// Beyond the no-delay cap: the delay an increase needs since the
+        /// previous one, and the time since it.
+        delay: Option<(SimDuration, SimDuration)>,
+        /// When the next adjustment is due, if the goal is still short.
+        next_in: Option<SimDuration>,
+    },
+    /// A thread request finds fewer threads than the goal (or, .NET 2.0,
+    /// than the minimum) and no idle one: a thread is added on demand.
+    Demand {
+        /// Threads counted against `limit`.
+        threads: u32,
+        /// The goal (`MaxWorking`, `NumThreadsGoal`) or the minimum.
+        limit: u32,
+        /// What `threads` and `limit` are, e.g. `"working"` and `"goal"`.
+        threads_name: &'static str,
+        limit_name: &'static str,
+        /// .NET 2.0: idle (or starting) workers, fewer than the items queued.
+        idle_queued: Option<(u64, u64)>,
+    },
+    /// A worker completed an item with more threads than the goal and was
+    /// told to stop.
+    WorkerStop {
+        thread: ThreadId,
+        /// The runtime's rule (`ShouldWorkerKeepRunning`, ...).
+        rule: &'static str,
+        threads: u32,
+        threads_name: &'static str,
+        goal: u32,
+        /// Whether it retires (native pool) or only goes back to waiting.
+        retires: bool,
+    },
+    /// An idle (or retired) thread waited `waited` for work.
+    IdleTimeout {
+        thread: ThreadId,
+        waited: SimDuration,
+        /// It had retired (no policy decision: it exits).
+        retired: bool,
+        exits: bool,
+        goal: Option<u32>,
+        new_goal: Option<u32>,
+    },
+    /// A due timer's callback (or a timer queue) was queued behind work
+    /// items that run first.
+    TimerBacklog {
+        /// The timer, or `None` for a whole timer queue.
+        timer: Option<u32>,
+        queue: u32,
+        /// Work items ahead of it.
+        ahead: u64,
+        /// Where it waits (`"global queue"`, `"time-sensitive queue"`, ...).
+        via: &'static str,
+        /// The thread blocked in `Task.Delay().Wait()` the callback releases.
+        releases: Option<ThreadId>,
+    },
+    /// A throttled item hands its slot to the next waiting one.
+    ThrottleHandOff {
+        kind: ThrottleKind,
+        /// The item that finished (or suspended), when known.
+        from: Option<ItemId>,
+        to: ItemId,
+        limit: u32,
+        /// Still waiting behind it.
+        waiting: u32,
+    },
 }
 
 /// Receives detail events. Implementations must not influence the run.
 pub trait TraceSink {
+    /// False when every event is discarded: the engine then skips the work
+    /// of finding some decisions.
+    const ENABLED: bool = true;
     fn record(&mut self, at: SimTime, event: TraceEvent);
 }
 
@@ -143,6 +338,7 @@ pub trait TraceSink {
 pub struct NullSink;
 
 impl TraceSink for NullSink {
+    const ENABLED: bool = false;
     #[inline(always)]
     fn record(&mut self, _at: SimTime, _event: TraceEvent) {}
 }

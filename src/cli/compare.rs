@@ -12,14 +12,24 @@ use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::EventLog;
 
-use super::EXIT_INPUT;
+use poolsim::output::human_ms;
+
+use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  poolsim compare scenarios/seed-000-task-run.toml --policy net5 --policy net6
+  poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --png net5-vs-net6.png
+
+Exit codes: 0 every policy's run completed; 2 bad input; 3 a policy's run
+did not complete (deadlock, time limit, stall): the table marks it with !
+and the reason follows it.")]
 pub struct CompareArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
-    /// A policy to run it under (give two or more): a built-in name or a
-    /// policy file.
+    /// A policy to run it under (repeat the flag for each: --policy A
+    /// --policy B; one alone is allowed): a built-in name or a policy file.
     #[arg(long = "policy", short = 'p', required = true, num_args = 1)]
     pub policies: Vec<String>,
     /// Seed for every random stream, instead of the scenario's `seed`.
@@ -50,7 +60,7 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut policies = Vec::new();
     for name in &args.policies {
         match resolve_policy(name) {
-            Ok(p) => policies.push(p),
+            Ok(p) => policies.push((shown_policy_name(name, &p), p)),
             Err(e) => {
                 eprintln!("{e}");
                 return EXIT_INPUT;
@@ -67,17 +77,22 @@ pub fn run(args: CompareArgs) -> i32 {
     }
     let mut summaries = Vec::new();
     let mut panels = Vec::new();
+    let mut incomplete = Vec::new();
     let chart = args.png.is_some() || args.svg.is_some();
-    for policy in &policies {
+    for (shown, policy) in &policies {
         let mut log = EventLog::default();
-        let result = engine::simulate(&scenario, policy, &mut log, &SimOptions::default());
+        let mut result = engine::simulate(&scenario, policy, &mut log, &SimOptions::default());
+        result.trace.policy = shown.clone();
         summaries.push((
             metrics::summarize(&result.trace),
             result.outcome.is_completed(),
         ));
+        if !result.outcome.is_completed() {
+            incomplete.push((shown.clone(), result.outcome.clone()));
+        }
         if chart {
             panels.push((
-                policy.name.clone(),
+                shown.clone(),
                 Timeline::build(&result.trace, Some(&log.events)),
             ));
         }
@@ -100,7 +115,23 @@ pub fn run(args: CompareArgs) -> i32 {
         return EXIT_INPUT;
     }
     if args.json {
-        let list: Vec<&Summary> = summaries.iter().map(|(s, _)| s).collect();
+        let list: Vec<serde_json::Value> = summaries
+            .iter()
+            .zip(&policies)
+            .map(|((s, done), (shown, _))| {
+                let mut v = serde_json::to_value(s).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("completed".into(), (*done).into());
+                    if let Some((_, outcome)) = incomplete.iter().find(|(n, _)| n == shown) {
+                        o.insert(
+                            "outcome".into(),
+                            super::run::outcome_lines(outcome).join(" ").into(),
+                        );
+                    }
+                }
+                v
+            })
+            .collect();
         match serde_json::to_string(&list) {
             Ok(s) => println!("{s}"),
             Err(e) => {
@@ -110,8 +141,25 @@ pub fn run(args: CompareArgs) -> i32 {
         }
     } else {
         print_table(&summaries);
+        for (shown, outcome) in &incomplete {
+            println!();
+            println!("{shown}: the run did not complete");
+            for line in super::run::outcome_lines(outcome) {
+                println!("{line}");
+            }
+        }
     }
-    0
+    if incomplete.is_empty() {
+        0
+    } else {
+        let names: Vec<&str> = incomplete.iter().map(|(n, _)| n.as_str()).collect();
+        eprintln!(
+            "error: {} did not complete: {}",
+            if names.len() == 1 { "a run" } else { "runs" },
+            names.join(", ")
+        );
+        EXIT_INCOMPLETE
+    }
 }
 
 fn print_table(rows: &[(Summary, bool)]) {
@@ -130,22 +178,52 @@ fn print_table(rows: &[(Summary, bool)]) {
     println!(
         "{:<20}{}",
         "makespan",
-        cell(&|s| format!("{:.1} ms", s.makespan_ms))
+        rows.iter()
+            .map(|(s, done)| format!(
+                "{:>18}",
+                if *done {
+                    human_ms(s.makespan_ms)
+                } else {
+                    "- (incomplete)".to_string()
+                }
+            ))
+            .collect::<Vec<_>>()
+            .join("")
     );
     println!(
         "{:<20}{}",
         "start delay p50",
-        cell(&|s| format!("{:.1} ms", s.start_delay_ms.p50))
+        cell(&|s| human_ms(s.start_delay_ms.p50))
     );
     println!(
         "{:<20}{}",
         "start delay p95",
-        cell(&|s| format!("{:.1} ms", s.start_delay_ms.p95))
+        cell(&|s| human_ms(s.start_delay_ms.p95))
     );
     println!(
         "{:<20}{}",
         "start delay max",
-        cell(&|s| format!("{:.1} ms", s.start_delay_ms.max))
+        cell(&|s| human_ms(s.start_delay_ms.max))
+    );
+    println!(
+        "{:<20}{}",
+        "start delay p99",
+        cell(&|s| human_ms(s.start_delay_ms.p99))
+    );
+    println!(
+        "{:<20}{}",
+        "latency p50",
+        cell(&|s| human_ms(s.latency_ms.p50))
+    );
+    println!(
+        "{:<20}{}",
+        "latency p99",
+        cell(&|s| human_ms(s.latency_ms.p99))
+    );
+    println!(
+        "{:<20}{}",
+        "time starved",
+        cell(&|s| human_ms(s.time_starved_ms))
     );
     println!(
         "{:<20}{}",
@@ -157,6 +235,27 @@ fn print_table(rows: &[(Summary, bool)]) {
         "threads created",
         cell(&|s| s.threads_created.to_string())
     );
+    for (reason, label) in [
+        ("starvation", "  by starvation"),
+        ("hill-climbing", "  by hill climbing"),
+        ("cooperative-blocking", "  by coop. blocking"),
+    ] {
+        if rows
+            .iter()
+            .any(|(s, _)| s.threads_created_by_reason.contains_key(reason))
+        {
+            println!(
+                "{:<20}{}",
+                label,
+                cell(&|s| s
+                    .threads_created_by_reason
+                    .get(reason)
+                    .copied()
+                    .unwrap_or(0)
+                    .to_string())
+            );
+        }
+    }
     if rows.iter().any(|(s, _)| s.probe_latency_ms_max.is_some()) {
         println!(
             "{:<20}{}",

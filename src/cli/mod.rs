@@ -2,7 +2,10 @@
 //! library calls, and the results printed as tables or JSON.
 
 mod compare;
+mod explain;
+mod import;
 mod measure;
+mod new;
 mod reproduce;
 mod run;
 mod sweep;
@@ -24,7 +27,12 @@ pub const EXIT_INCOMPLETE: i32 = 3;
 thread pools on a virtual clock: when each work item starts and ends, how many threads \
 the pool creates and why, how responsive it stays. Same scenario + seed => same output.\n\n\
 Start with:  poolsim run scenarios/seed-001-burst.toml\n\
-List the policies:  poolsim policies"
+Why each thread was made:  poolsim explain scenarios/seed-001-burst.toml\n\
+Write your own scenario:  poolsim new my.toml  (a commented starter)\n\
+List the policies:  poolsim policies\n\n\
+Exit codes: 0 success; 1 a reproduce row or validate check missed its \
+tolerance; 2 bad input; 3 a run did not complete (deadlock, time limit, \
+stall); 130 a sweep stopped by Ctrl-C."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -35,11 +43,20 @@ struct Cli {
 enum Command {
     /// Simulate a scenario and print per-item starts and a summary.
     Run(run::RunArgs),
+    /// Narrate every decision of the pool in time order: the rule that
+    /// fired and its inputs (Starvation, CooperativeBlocking, hill climbing).
+    Explain(explain::ExplainArgs),
+    /// Write a commented starter scenario to FILE (or stdout with `-`).
+    New(new::NewArgs),
+    /// Read a .NET 6+ app's EventPipe trace (.nettrace): the real pool's
+    /// thread counts, adjustments and their reasons.
+    Import(import::ImportArgs),
     /// Run one scenario under several policies: a side-by-side table and
     /// one stacked Gantt chart.
     Compare(compare::CompareArgs),
     /// Replay the seeds' published measurements and compare: published vs
-    /// simulated, error, pass/fail against REFERENCE.md's tolerance.
+    /// simulated, error, pass/fail against each row's tolerance
+    /// (docs/reference.md).
     Reproduce(reproduce::ReproduceArgs),
     /// List the built-in policies and what each models.
     Policies,
@@ -57,7 +74,57 @@ enum Command {
     Validate(validate::ValidateArgs),
 }
 
+/// The name to show for a policy: the one the user gave when it names a
+/// built-in (an alias like `net5` stays `net5`), else the file's own name.
+pub fn shown_policy_name(given: &str, policy: &poolsim::policy::PolicyConfig) -> String {
+    let builtin = poolsim::policy::file::builtin_policies()
+        .iter()
+        .any(|p| p.name == given || p.aliases.iter().any(|a| a == given));
+    if builtin {
+        given.to_string()
+    } else {
+        policy.name.clone()
+    }
+}
+
+/// `--from-ms` / `--to-ms` as a chart window, checked.
+pub fn chart_window(
+    from_ms: Option<f64>,
+    to_ms: Option<f64>,
+) -> Result<Option<(poolsim::time::SimTime, poolsim::time::SimTime)>, String> {
+    use poolsim::time::SimTime;
+    if from_ms.is_none() && to_ms.is_none() {
+        return Ok(None);
+    }
+    let check = |flag: &str, v: f64| -> Result<SimTime, String> {
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("{flag} {v}: give a time in ms, 0 or more"));
+        }
+        Ok(SimTime((v * 1e6).round() as u64))
+    };
+    let from = check("--from-ms", from_ms.unwrap_or(0.0))?;
+    let to = match to_ms {
+        Some(t) => check("--to-ms", t)?,
+        None => SimTime::MAX,
+    };
+    if to <= from {
+        return Err(format!(
+            "--from-ms {} must be below --to-ms {}",
+            from.as_ms_f64(),
+            to.as_ms_f64()
+        ));
+    }
+    Ok(Some((from, to)))
+}
+
 pub fn main() -> i32 {
+    // A closed stdout (`poolsim run ... | head -1`) ends the process quietly,
+    // as it ends any Unix filter, instead of a panic in println!.
+    // SAFETY: setting a signal's disposition to the default at start-up,
+    // before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -68,6 +135,9 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::New(args) => new::run(args),
+        Command::Import(args) => import::run(args),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Sweep(args) => sweep::run(args),

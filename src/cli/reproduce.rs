@@ -2,11 +2,14 @@
 
 use clap::Args;
 
-use poolsim::reproduce::{Row, SEEDS, reproduce};
+use poolsim::reproduce::{Row, SEEDS, known_miss, reproduce};
 
 use super::EXIT_INPUT;
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Exit codes: 0 every row within its tolerance; 1 a row missed (each miss
+says whether it is a known one, and why); 2 bad input.")]
 pub struct ReproduceArgs {
     /// Only this seed (000, 001, 002, 003 or 004); default: all of them.
     pub seed: Option<String>,
@@ -65,6 +68,12 @@ fn print_table(rows: &[Row]) {
             r.error,
             r.tolerance
         );
+        if !r.pass {
+            match known_miss(r) {
+                Some(why) => println!("      known miss: {why}"),
+                None => println!("      not a known miss: the model has regressed"),
+            }
+        }
     }
     let passed = rows.iter().filter(|r| r.pass).count();
     println!("\n{passed} passed, {} failed", rows.len() - passed);

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use poolsim::chrome::chrome_trace_json;
+use poolsim::counters::counters_csv;
+use poolsim::output::human_ms;
+use poolsim::verdict::{Verdict, starvation_verdict};
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
@@ -14,9 +17,22 @@ use poolsim::scenario::load::load_scenario;
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{EventLog, NullSink, Trace};
 
-use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  poolsim run scenarios/seed-001-burst.toml
+  poolsim run scenarios/seed-001-burst.toml --policy net6 --png burst.png
+  poolsim run scenarios/seed-000-task-run.toml --json --counters counters.csv
+  poolsim run big.toml --until-ms 60000 --png first-minute.png --to-ms 60000
+
+Exit codes: 0 the run completed; 2 bad input (scenario, policy, flags,
+output path); 3 the run did not complete (deadlock, time limit, stall,
+event budget), said in the summary.
+
+The scenario format: poolsim help-scenario (or poolsim new FILE for a
+commented starter).")]
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
@@ -41,10 +57,21 @@ pub struct RunArgs {
     /// Write a Chrome / Perfetto trace (open it at ui.perfetto.dev).
     #[arg(long, value_name = "FILE.json")]
     pub chrome: Option<PathBuf>,
+    /// Write dotnet-counters-style samples, one a second
+    /// (threadpool-thread-count, threadpool-queue-length,
+    /// threadpool-completed-items-count, cpu-usage) as CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub counters: Option<PathBuf>,
+    /// Charts: start the time axis here (ms); the run itself is whole.
+    #[arg(long, value_name = "MS")]
+    pub from_ms: Option<f64>,
+    /// Charts: end the time axis here (ms).
+    #[arg(long, value_name = "MS")]
+    pub to_ms: Option<f64>,
     /// Print the summary as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Per-item table: printed when the scenario has at most this many items.
+    /// Per-item table: show the first N items (0: no table).
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub items: usize,
     /// Stop the simulation at this simulated time (ms), instead of the
@@ -81,11 +108,20 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
+    let shown = shown_policy_name(args.policy.as_deref().unwrap_or(&scenario.pool.policy), &policy);
+    let window = match super::chart_window(args.from_ms, args.to_ms) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_INPUT;
+        }
+    };
     let outputs = [
         ("--trace", args.trace.as_deref(), ""),
         ("--png", args.png.as_deref(), "png"),
         ("--svg", args.svg.as_deref(), "svg"),
         ("--chrome", args.chrome.as_deref(), "json"),
+        ("--counters", args.counters.as_deref(), "csv"),
     ];
     if let Err(e) = output::check_outputs(&outputs, &[args.scenario.as_path()]) {
         eprintln!("error: {e:#}");
@@ -95,14 +131,36 @@ pub fn run(args: RunArgs) -> i32 {
         until: args.until_ms.map(SimDuration::from_ms),
         max_events: args.max_events.unwrap_or(engine::DEFAULT_MAX_EVENTS),
     };
-    let detail = args.png.is_some() || args.svg.is_some() || args.chrome.is_some();
+    let detail = args.png.is_some()
+        || args.svg.is_some()
+        || args.chrome.is_some()
+        || args.counters.is_some();
     let mut log = EventLog::default();
-    let result = if detail {
+    let mut result = if detail {
         engine::simulate(&scenario, &policy, &mut log, &options)
     } else {
         engine::simulate(&scenario, &policy, &mut NullSink, &options)
     };
+    result.trace.policy = shown.clone();
     let summary = metrics::summarize(&result.trace);
+    let verdict = starvation_verdict(&scenario, &policy, &result.trace);
+    // An open-ended window ends where the run's last item does (or where
+    // an incomplete run stopped).
+    let end = if result.outcome.is_completed() {
+        result
+            .trace
+            .items
+            .iter()
+            .map(|i| i.finished)
+            .max()
+            .unwrap_or(result.trace.end)
+    } else {
+        result.trace.end
+    };
+    let chart_options = ChartOptions {
+        time_range: window.map(|(a, b)| (a, if b == SimTime::MAX { end.max(a + SimDuration(1)) } else { b })),
+        ..ChartOptions::default()
+    };
 
     // Render everything first, then write: a failure leaves no file behind.
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
@@ -112,14 +170,17 @@ pub fn run(args: RunArgs) -> i32 {
         }
         if args.png.is_some() || args.svg.is_some() {
             let timeline = Timeline::build(&result.trace, Some(&log.events));
-            let panels = [(policy.name.clone(), timeline)];
+            let panels = [(shown.clone(), timeline)];
             if let Some(path) = &args.png {
-                files.push((path, render::render_png(&panels, &ChartOptions::default())?));
+                files.push((path, render::render_png(&panels, &chart_options)?));
             }
             if let Some(path) = &args.svg {
-                let svg = render::render_svg(&panels, &ChartOptions::default())?;
+                let svg = render::render_svg(&panels, &chart_options)?;
                 files.push((path, svg.into_bytes()));
             }
+        }
+        if let Some(path) = &args.counters {
+            files.push((path, counters_csv(&result.trace, Some(&log.events))));
         }
         if let Some(path) = &args.chrome {
             files.push((
@@ -143,15 +204,27 @@ pub fn run(args: RunArgs) -> i32 {
             }
         };
         if let Some(obj) = value.as_object_mut() {
+            if !result.outcome.is_completed() {
+                // An incomplete run has no makespan: its last finish is not one.
+                let last = obj.insert("makespan_ms".into(), serde_json::Value::Null);
+                if let Some(last) = last {
+                    obj.insert("last_finish_ms".into(), last);
+                }
+            }
             obj.insert("outcome".into(), outcome_json(&result.outcome));
             obj.insert("events".into(), result.events.into());
+            obj.insert(
+                "starvation".into(),
+                serde_json::to_value(&verdict).unwrap_or_default(),
+            );
         }
         println!("{value}");
     } else {
-        if result.trace.items.len() <= args.items {
-            print_items(&result.trace);
+        if args.items > 0 {
+            print_items(&result.trace, args.items);
         }
         print_summary(&summary, &result.outcome);
+        print_verdict(&verdict);
     }
     if result.outcome.is_completed() {
         0
@@ -197,12 +270,12 @@ fn fmt_ms(t: SimTime) -> String {
     }
 }
 
-fn print_items(trace: &Trace) {
+fn print_items(trace: &Trace, limit: usize) {
     println!(
         "{:>6}  {:<12} {:>6}  {:>11}  {:>11}  {:>11}  {:>9}",
         "item", "group", "thread", "queued ms", "started ms", "finished ms", "delay ms"
     );
-    for i in &trace.items {
+    for i in trace.items.iter().take(limit) {
         let group = trace
             .groups
             .get(i.group as usize)
@@ -229,7 +302,22 @@ fn print_items(trace: &Trace) {
             delay
         );
     }
+    if trace.items.len() > limit {
+        println!(
+            "   ... {} more items not shown (--items {} shows every item, --items 0 none; --trace F.csv writes them all)",
+            trace.items.len() - limit,
+            trace.items.len()
+        );
+    }
     println!();
+}
+
+fn print_verdict(v: &Verdict) {
+    if v.starved {
+        for line in &v.text {
+            println!("{line}");
+        }
+    }
 }
 
 fn print_summary(s: &Summary, outcome: &Outcome) {
@@ -239,14 +327,43 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
         s.policy, s.seed, s.cores
     );
     println!("items         {} ({} finished)", s.items, s.finished);
-    println!("makespan      {:.1} ms", s.makespan_ms);
+    if outcome.is_completed() {
+        println!("makespan      {}", human_ms(s.makespan_ms));
+    } else {
+        println!(
+            "makespan      - (the run did not complete; the last item to finish ended {} after the first submission)",
+            human_ms(s.makespan_ms)
+        );
+    }
+    let p = |x: &metrics::Percentiles| {
+        format!(
+            "p50 {}   p95 {}   p99 {}   max {}",
+            human_ms(x.p50),
+            human_ms(x.p95),
+            human_ms(x.p99),
+            human_ms(x.max)
+        )
+    };
+    println!("start delay   {}", p(&s.start_delay_ms));
+    println!("latency       {}   (queued -> finished)", p(&s.latency_ms));
+    let by_reason: Vec<String> = s
+        .threads_created_by_reason
+        .iter()
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect();
     println!(
-        "start delay   p50 {:.1} ms   p95 {:.1} ms   max {:.1} ms",
-        s.start_delay_ms.p50, s.start_delay_ms.p95, s.start_delay_ms.max
+        "threads       peak {}   created {}{}",
+        s.threads_peak,
+        s.threads_created,
+        if by_reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by_reason.join(", "))
+        }
     );
     println!(
-        "threads       peak {}   created {}",
-        s.threads_peak, s.threads_created
+        "time starved  {}   (work queued, no thread taking it)",
+        human_ms(s.time_starved_ms)
     );
     if let Some(max) = s.probe_latency_ms_max {
         println!(
@@ -259,19 +376,27 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
     if let Some(u) = s.cpu_utilization {
         println!("cpu           {:.1} % of {} cores", u * 100.0, s.cores);
     }
+    for line in outcome_lines(outcome) {
+        println!("{line}");
+    }
+}
+
+/// What an incomplete run's summary says about how it ended (nothing for a
+/// completed run); `compare` prints the same lines per policy.
+pub(super) fn outcome_lines(outcome: &Outcome) -> Vec<String> {
     match outcome {
-        Outcome::Completed => {}
-        Outcome::TimeLimit { at, unfinished } => println!(
-            "INCOMPLETE    time limit reached at {:.1} ms with {unfinished} items unfinished (raise --until-ms)",
-            at.as_ms_f64()
-        ),
-        Outcome::EventBudget { events, unfinished } => println!(
+        Outcome::Completed => vec![],
+        Outcome::TimeLimit { at, unfinished } => vec![format!(
+            "INCOMPLETE    time limit reached at {} with {unfinished} items unfinished (raise --until-ms)",
+            human_ms(at.as_ms_f64())
+        )],
+        Outcome::EventBudget { events, unfinished } => vec![format!(
             "INCOMPLETE    event budget of {events} events spent with {unfinished} items unfinished (raise --max-events)"
-        ),
-        Outcome::Stalled { at, unfinished } => println!(
-            "STALLED       nothing left to happen at {:.1} ms, {unfinished} items unfinished",
-            at.as_ms_f64()
-        ),
+        )],
+        Outcome::Stalled { at, unfinished } => vec![format!(
+            "STALLED       nothing left to happen at {}, {unfinished} items unfinished",
+            human_ms(at.as_ms_f64())
+        )],
         Outcome::Deadlock {
             at,
             unfinished,
@@ -285,23 +410,19 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
                     None => format!("thread {t}"),
                 })
                 .collect();
-            println!(
-                "DEADLOCK      at {:.1} ms: all {} threads are blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
-                at.as_ms_f64(),
-                blocked.len()
-            );
-            println!(
-                "              blocked: {}{}",
-                shown.join(", "),
-                if blocked.len() > shown.len() {
-                    ", ..."
-                } else {
-                    ""
-                }
-            );
-            println!(
-                "              raise pool.max_threads, or do not block pool threads on work that needs the pool (sync over async)"
-            );
+            vec![
+                format!(
+                    "DEADLOCK      at {}: all {} threads are blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
+                    human_ms(at.as_ms_f64()),
+                    blocked.len()
+                ),
+                format!(
+                    "              blocked: {}{}",
+                    shown.join(", "),
+                    if blocked.len() > shown.len() { ", ..." } else { "" }
+                ),
+                "              raise pool.max_threads, or do not block pool threads on work that needs the pool (sync over async)".to_string(),
+            ]
         }
     }
 }

@@ -35,12 +35,26 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 const MAX_JOBS: usize = 1024;
 
 const DEFAULT_CSV: &str = "output/sweep.csv";
-const DEFAULT_PNG: &str = "output/sweep.png";
 
 /// Set by Ctrl-C: runs not yet started are skipped.
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  poolsim sweep scenarios/seed-001-burst.toml --set pool.min_threads=1..16
+  poolsim sweep scenarios/sweep-seed-003-throttle.toml \\
+    --set group.work.throttle.limit=1..64 --policy net5 --policy net6 --seeds 8 \\
+    --metric makespan_ms --metric probe_latency_max_ms \\
+    --best 'minimize makespan_ms subject to probe_latency_max_ms < 50' \\
+    --csv sweep.csv --png sweep.png
+
+Files are written only when asked (--csv, --png, --svg; a --shard writes
+its CSV by default).
+
+Exit codes: 0 done; 2 bad input (a key, range or grid point that cannot be
+built is refused before any run); 130 stopped by Ctrl-C (the finished rows
+are written).")]
 pub struct SweepArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
@@ -61,11 +75,15 @@ pub struct SweepArgs {
     /// the spread.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seeds: u32,
-    /// The metric to chart (repeat for stacked panels; default makespan_ms):
-    /// completed, items, finished, makespan_ms, start_delay_p50_ms,
-    /// start_delay_p95_ms, start_delay_max_ms, start_delay_mean_ms,
-    /// threads_peak, threads_created, probes, probe_latency_first_ms,
-    /// probe_latency_max_ms, cpu_utilization.
+    /// The metric to chart and tabulate (repeat for stacked panels;
+    /// default makespan_ms): completed, items, finished, makespan_ms,
+    /// start_delay_p50_ms, start_delay_p95_ms, start_delay_max_ms,
+    /// start_delay_mean_ms, start_delay_p99_ms, latency_p50_ms,
+    /// latency_p95_ms, latency_p99_ms, latency_max_ms, time_starved_ms,
+    /// threads_peak, threads_created, threads_created_demand,
+    /// threads_created_starvation, threads_created_hill_climbing,
+    /// threads_created_cooperative_blocking, probes,
+    /// probe_latency_first_ms, probe_latency_max_ms, cpu_utilization.
     #[arg(long = "metric", short = 'm', value_name = "METRIC")]
     pub metrics: Vec<String>,
     /// Find the best point: 'minimize METRIC [subject to METRIC < NUMBER
@@ -75,14 +93,15 @@ pub struct SweepArgs {
     /// The swept key on the chart's x axis (default: the first --set).
     #[arg(long, value_name = "KEY")]
     pub x: Option<String>,
-    /// The chart's title (default: "poolsim sweep of KEY").
+    /// The chart's title (default: "SCENARIO NAME by KEY").
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
-    /// Where to write the CSV (default output/sweep.csv; with --shard,
-    /// output/sweep-shard-K-of-N.csv).
+    /// Write a CSV row per run here (not written unless given; with
+    /// --shard the default is output/sweep-shard-K-of-N.csv).
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Where to draw the chart (default output/sweep.png).
+    /// Draw the chart of --metric against the first key here (not drawn
+    /// unless given).
     #[arg(long, value_name = "FILE.png")]
     pub png: Option<PathBuf>,
     /// The chart as SVG too.
@@ -108,7 +127,7 @@ pub struct SweepMergeArgs {
     /// Where to write the merged CSV (default output/sweep.csv).
     #[arg(long, value_name = "FILE.csv")]
     pub csv: Option<PathBuf>,
-    /// Where to draw the chart (default output/sweep.png).
+    /// Draw the chart here (not drawn unless given).
     #[arg(long, value_name = "FILE.png")]
     pub png: Option<PathBuf>,
     /// The chart as SVG too.
@@ -151,7 +170,7 @@ fn refuse(message: impl std::fmt::Display) -> i32 {
 struct Outputs {
     metrics: Vec<usize>,
     objective: Option<Objective>,
-    csv: PathBuf,
+    csv: Option<PathBuf>,
     png: Option<PathBuf>,
     svg: Option<PathBuf>,
     /// Default directories to create before writing.
@@ -163,11 +182,10 @@ struct OutputFlags<'a> {
     metrics: &'a [String],
     best: Option<&'a str>,
     csv: Option<PathBuf>,
-    default_csv: &'a str,
+    /// Where the CSV goes when `--csv` is not given (`None`: nowhere).
+    default_csv: Option<&'a str>,
     png: Option<PathBuf>,
     svg: Option<PathBuf>,
-    /// Draw the chart by default.
-    chart: bool,
 }
 
 fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, String> {
@@ -178,7 +196,6 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
         default_csv,
         png,
         svg,
-        chart,
     } = flags;
     let names: Vec<&str> = if metrics.is_empty() {
         vec!["makespan_ms"]
@@ -195,14 +212,9 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
     let objective = best.map(Objective::parse).transpose()?;
     let csv_given = csv.is_some();
     let png_given = png.is_some();
-    let csv = csv.unwrap_or_else(|| PathBuf::from(default_csv));
-    let png = match png {
-        Some(p) => Some(p),
-        None if chart => Some(PathBuf::from(DEFAULT_PNG)),
-        None => None,
-    };
+    let csv = csv.or_else(|| default_csv.map(PathBuf::from));
     let outputs = [
-        ("--csv", Some(csv.as_path()), "csv"),
+        ("--csv", csv.as_deref(), "csv"),
         ("--png", png.as_deref(), "png"),
         ("--svg", svg.as_deref(), "svg"),
     ];
@@ -211,7 +223,7 @@ fn check_outputs(flags: OutputFlags<'_>, inputs: &[&Path]) -> Result<Outputs, St
     // sweep is accepted); a given one must exist, checked now rather than
     // after the runs.
     let mut make_dirs = Vec::new();
-    for (path, given) in [(Some(&csv), csv_given), (png.as_ref(), png_given)] {
+    for (path, given) in [(csv.as_ref(), csv_given), (png.as_ref(), png_given)] {
         let Some(path) = path else { continue };
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -285,7 +297,9 @@ fn finish(
             .and_then(|b| Some((b.point?, b.policy.clone()))),
     };
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
-    files.push((&out.csv, table.to_csv().map_err(|e| e.to_string())?));
+    if let Some(csv) = &out.csv {
+        files.push((csv, table.to_csv().map_err(|e| e.to_string())?));
+    }
     if out.png.is_some() || out.svg.is_some() {
         let chart = plot::chart(table, &spec).map_err(|e| e.to_string())?;
         if let Some(path) = &out.png {
@@ -301,18 +315,33 @@ fn finish(
         }
     }
     output::write_all_atomic(&files).map_err(|e| format!("{e:#}"))?;
-    print_points(table, out.metrics[0]);
+    // The table shows every charted metric and every metric --best names.
+    let mut shown = out.metrics.clone();
+    if let Some(o) = &out.objective {
+        for m in std::iter::once(o.metric).chain(o.constraints.iter().map(|c| c.metric)) {
+            if !shown.contains(&m) {
+                shown.push(m);
+            }
+        }
+    }
+    print_points(table, &shown);
     if let Some(r) = report {
         say!();
         say!("{}", r.text(&table.keys).trim_end());
     }
-    let written: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-    say!("wrote {}", written.join(", "));
+    if files.is_empty() {
+        say!("wrote no file (--csv F keeps a row per run, --png F draws the chart)");
+    } else {
+        let written: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        say!("wrote {}", written.join(", "));
+    }
     Ok(())
 }
 
-/// The mean (and spread) of `metric` at every point, when there are few.
-fn print_points(table: &SweepTable, metric: usize) {
+/// The mean of each of `metrics` at every point, with the lowest and
+/// highest seed of the first, when there are few points.
+fn print_points(table: &SweepTable, metrics: &[usize]) {
+    let metric = metrics[0];
     let stats = aggregate(table);
     if stats.len() > 80 {
         say!(
@@ -325,12 +354,9 @@ fn print_points(table: &SweepTable, metric: usize) {
     let mut rows: Vec<Vec<String>> = vec![
         std::iter::once("policy".to_string())
             .chain(table.keys.iter().cloned())
-            .chain([
-                name.to_string(),
-                "lowest".into(),
-                "highest".into(),
-                "runs".into(),
-            ])
+            .chain([name.to_string(), "lowest".into(), "highest".into()])
+            .chain(metrics[1..].iter().map(|&m| METRICS[m].name.to_string()))
+            .chain(["runs".into()])
             .collect(),
     ];
     for s in &stats {
@@ -347,6 +373,7 @@ fn print_points(table: &SweepTable, metric: usize) {
         row.push(cell(s.mean[metric]));
         row.push(cell(s.min[metric]));
         row.push(cell(s.max[metric]));
+        row.extend(metrics[1..].iter().map(|&m| cell(s.mean[m])));
         row.push(if s.completed == s.runs {
             s.runs.to_string()
         } else {
@@ -414,18 +441,16 @@ pub fn run(args: SweepArgs) -> i32 {
             "--jobs {j}: give from 1 to {MAX_JOBS} worker threads"
         ));
     }
-    let default_csv = match shard {
-        Some(s) => format!("output/sweep-shard-{}-of-{}.csv", s.k, s.n),
-        None => DEFAULT_CSV.to_string(),
-    };
+    // A shard's CSV is its whole output; a whole sweep writes files only
+    // when asked.
+    let default_csv = shard.map(|s| format!("output/sweep-shard-{}-of-{}.csv", s.k, s.n));
     let flags = OutputFlags {
         metrics: &args.metrics,
         best: args.best.as_deref(),
         csv: args.csv.clone(),
-        default_csv: &default_csv,
+        default_csv: default_csv.as_deref(),
         png: args.png.clone(),
         svg: args.svg.clone(),
-        chart: shard.is_none(),
     };
     let outputs = match check_outputs(flags, &[args.scenario.as_path()]) {
         Ok(o) => o,
@@ -512,21 +537,28 @@ pub fn run(args: SweepArgs) -> i32 {
     }
     let interrupted = done.interrupted;
     let table = plan.table(done.rows);
+    let title = args.title.clone().unwrap_or_else(|| {
+        let key = args.x.clone().unwrap_or_else(|| table.keys[0].clone());
+        format!("{} by {key}", plan.scenario_name)
+    });
     if let Err(e) = finish(
         &table,
         &outputs,
         args.x.as_deref(),
-        args.title.as_deref(),
+        Some(&title),
         !interrupted,
     ) {
         return refuse(e);
     }
     if interrupted {
         eprintln!(
-            "interrupted: {} of {} runs finished; {} holds them",
+            "interrupted: {} of {} runs finished{}",
             table.rows.len(),
             done.wanted,
-            outputs.csv.display()
+            outputs
+                .csv
+                .as_ref()
+                .map_or(String::new(), |c| format!("; {} holds them", c.display()))
         );
         return EXIT_INTERRUPTED;
     }
@@ -539,10 +571,9 @@ pub fn merge(args: SweepMergeArgs) -> i32 {
         metrics: &args.metrics,
         best: args.best.as_deref(),
         csv: args.csv.clone(),
-        default_csv: DEFAULT_CSV,
+        default_csv: Some(DEFAULT_CSV),
         png: args.png.clone(),
         svg: args.svg.clone(),
-        chart: true,
     };
     let outputs = match check_outputs(flags, &inputs) {
         Ok(o) => o,

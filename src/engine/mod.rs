@@ -6,8 +6,9 @@
 //! scheduled (the heap is keyed by time, then insertion sequence), so a run
 //! is a function of the scenario and its seed alone.
 //!
-//! Mechanics shared by the CLR pools live here (`../shared/MODELS.md`,
-//! `docs/research/portable-pool-and-timers.md`):
+//! Mechanics shared by the CLR pools live here (`docs/research/portable-pool-and-timers.md`;
+//! dotnet/coreclr v3.1 `src/vm/win32threadpool.cpp`, dotnet/runtime
+//! `PortableThreadPool.*.cs`):
 //! - a global FIFO queue and one local queue per pool thread (LIFO for its
 //!   owner, stolen FIFO by others); `Task.Run` from a pool thread goes
 //!   local, everything else global; a worker dequeues own local → (high
@@ -39,6 +40,12 @@
 //! throttles and thread counts are in `pool_state`, which the native pool
 //! (`crate::measure::native`) uses too; this module drives them on the
 //! virtual clock.
+//!
+//! With a sink that keeps events ([`TraceSink::ENABLED`]) the engine records
+//! the decisions the policy does not see as [`Decision`]s: an idle or
+//! retired thread's timeout, a timer callback queued behind a backlog, a
+//! throttle handing its slot to the next item. The policies record theirs
+//! through [`PoolControl::decision`].
 
 pub mod cpu;
 pub(crate) mod pool_state;
@@ -55,8 +62,8 @@ use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCoun
 use crate::scenario::{Arrival, Origin, Scenario, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    CountSample, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason, ThreadRecord,
-    Trace, TraceEvent, TraceSink,
+    CountSample, Decision, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason,
+    ThreadRecord, ThrottleKind, Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
 use pool_state::{
@@ -572,10 +579,47 @@ impl<'a, S: TraceSink> Core<'a, S> {
 
     /// Queues from `from`: a pool thread's local queue, else the global queue.
     fn enqueue_from(&mut self, from: Option<ThreadId>, work: Work) {
+        if S::ENABLED
+            && let Work::Continuation(cont) = work
+        {
+            self.note_semaphore_grant(from, cont);
+        }
         match from {
             Some(t) if self.is_pool(t) => self.enqueue_local(t, work),
             _ => self.enqueue_global(work),
         }
+    }
+
+    /// A continuation of an item that holds its group's semaphore but has
+    /// not started is a waiter the semaphore was just released to
+    /// (`SemaphoreSlim.Release()` in the item `from` runs): a hand-off.
+    fn note_semaphore_grant(&mut self, from: Option<ThreadId>, cont: u32) {
+        let Some(&Frame::Item(to)) = self.continuations[cont as usize]
+            .as_ref()
+            .and_then(|frames| frames.last())
+        else {
+            return;
+        };
+        let record = &self.trace.items[to as usize];
+        if !self.item_acquired[to as usize] || record.started != SimTime::MAX {
+            return;
+        }
+        let Some(sem) = self.groups[record.group as usize].semaphore else {
+            return;
+        };
+        let from_item = from.and_then(|t| match self.threads[t as usize].frames.last() {
+            Some(&Frame::Item(item)) => Some(item),
+            _ => None,
+        });
+        let semaphore = &self.semaphores[sem as usize];
+        let decision = Decision::ThrottleHandOff {
+            kind: ThrottleKind::Semaphore,
+            from: from_item,
+            to,
+            limit: semaphore.limit(),
+            waiting: semaphore.waiting() as u32,
+        };
+        self.record(TraceEvent::Decision(decision));
     }
 
     /// Removes `work` from `thread`'s local queue if it is there (the
@@ -770,6 +814,11 @@ impl<S: TraceSink> PoolControl for Core<'_, S> {
         self.record(TraceEvent::GoalChanged { goal, reason });
         self.sample_counts();
     }
+    fn decision(&mut self, decision: Decision) {
+        if S::ENABLED {
+            self.record(TraceEvent::Decision(decision));
+        }
+    }
 }
 
 impl PoolWork for Work {
@@ -799,6 +848,23 @@ impl<S: TraceSink> PoolHost for Engine<'_, S> {
     fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {
         self.core
             .schedule(due, EventKind::TimerThread(q, generation));
+    }
+    fn timer_backlog(&mut self, timer: Option<u32>, queue: u32, ahead: u64, via: &'static str) {
+        if !S::ENABLED {
+            return;
+        }
+        let releases = timer.and_then(|id| match self.core.pool.timer(id) {
+            TimerAction::ReleaseWaiter(t) => Some(t),
+            TimerAction::Resume(_) => None,
+        });
+        self.core
+            .record(TraceEvent::Decision(Decision::TimerBacklog {
+                timer,
+                queue,
+                ahead,
+                via,
+                releases,
+            }));
     }
 }
 
@@ -940,17 +1006,35 @@ impl<S: TraceSink> Engine<'_, S> {
                 if th.generation != generation {
                     return;
                 }
-                match th.state {
-                    ThreadState::Retired => self.core.exit_thread(t),
+                let state = th.state;
+                let goal = self.core.goal;
+                let (retired, exits) = match state {
+                    ThreadState::Retired => {
+                        self.core.exit_thread(t);
+                        (true, true)
+                    }
                     ThreadState::Idle => {
                         if self.policy.idle_timed_out(&mut self.core, t) {
                             self.core.exit_thread(t);
+                            (false, true)
                         } else {
                             self.core.tally.idle.retain(|&i| i != t);
                             self.core.make_idle(t);
+                            (false, false)
                         }
                     }
-                    _ => {}
+                    _ => return,
+                };
+                if S::ENABLED {
+                    let decision = Decision::IdleTimeout {
+                        thread: t,
+                        waited: self.core.idle_timeout,
+                        retired,
+                        exits,
+                        goal,
+                        new_goal: self.core.goal,
+                    };
+                    self.core.record(TraceEvent::Decision(decision));
                 }
             }
         }
@@ -1147,11 +1231,17 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Runs the frames on `t`'s stack until one waits on an event (false)
     /// or the stack is empty (true: the work unit is complete).
     fn drive(&mut self, t: ThreadId) -> bool {
+        // The item the frame below last ran (for a pair's hand-off).
+        let mut ran: Option<ItemId> = None;
         loop {
             let Some(&frame) = self.core.th(t).frames.last() else {
                 return true;
             };
-            match self.step_frame(t, frame) {
+            let flow = self.step_frame(t, frame);
+            if S::ENABLED {
+                self.note_pair_hand_off(frame, &flow, &mut ran);
+            }
+            match flow {
                 Flow::Pending => return false,
                 Flow::Done => {
                     self.core.th(t).frames.pop();
@@ -1159,6 +1249,29 @@ impl<S: TraceSink> Engine<'_, S> {
                 Flow::Push(child) => self.core.th(t).frames.push(child),
                 Flow::Suspended => {}
             }
+        }
+    }
+
+    /// A pair's processing item that ran an item and now takes the next
+    /// waiting task hands its slot on.
+    fn note_pair_hand_off(&mut self, frame: Frame, flow: &Flow, ran: &mut Option<ItemId>) {
+        match (frame, flow) {
+            (Frame::Item(item), Flow::Done | Flow::Suspended) => *ran = Some(item),
+            (Frame::PairProcessor(p), Flow::Push(Frame::Item(to))) => {
+                if let Some(from) = ran.take().filter(|from| from != to) {
+                    let pair = &self.core.pairs[p as usize];
+                    let decision = Decision::ThrottleHandOff {
+                        kind: ThrottleKind::Pair,
+                        from: Some(from),
+                        to: *to,
+                        limit: pair.limit(),
+                        waiting: pair.waiting() as u32,
+                    };
+                    self.core.record(TraceEvent::Decision(decision));
+                }
+            }
+            (Frame::PairProcessor(_), _) => *ran = None,
+            _ => {}
         }
     }
 

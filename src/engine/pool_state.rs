@@ -27,6 +27,9 @@
 //!   callback inline and queues the others at the global tail.
 //! - Throttles: the `ConcurrentExclusiveSchedulerPair`s and `SemaphoreSlim`s
 //!   of the groups ([`Throttles`]).
+//! - A timer callback (or timer queue) queued behind work items is reported
+//!   to the host ([`PoolHost::timer_backlog`]; the engine records it as a
+//!   decision for `poolsim explain`).
 //! - Threads: their states and counts ([`ThreadCounts`]), and the trace's
 //!   start and thread-count samples.
 
@@ -497,6 +500,11 @@ pub(crate) trait PoolHost {
     fn queue_changed(&mut self);
     /// The timer thread should look at queue `q` at `due`, armed as `generation`.
     fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64);
+    /// Timer `timer`'s callback (`None`: timer queue `queue` as a whole) is
+    /// being queued behind `ahead` work items that run first, `via` names
+    /// where it waits. For tracing only; called with `ahead > 0`.
+    fn timer_backlog(&mut self, _timer: Option<u32>, _queue: u32, _ahead: u64, _via: &'static str) {
+    }
 
     /// The managed queue's `EnsureThreadRequested`: one more outstanding
     /// request, up to the cap, and the policy decides whether it adds a worker.
@@ -598,6 +606,10 @@ pub(crate) trait PoolHost {
                 // Mono: every due callback is its own global work item.
                 let now = self.clock();
                 while let Some(id) = self.state().pop_due_timer(q, now) {
+                    let ahead = self.state().queued;
+                    if ahead > 0 {
+                        self.timer_backlog(Some(id), q, ahead, "global queue");
+                    }
                     self.enqueue_global((Self::Work::TIMER_CALLBACK)(id));
                     self.request_thread(RequestCause::Timer);
                 }
@@ -613,14 +625,22 @@ pub(crate) trait PoolHost {
             }
             TimerDispatch::TimeSensitive => {
                 queue.scheduled = true;
+                let ahead = state.queued;
                 state.time_sensitive.push_back((Self::Work::TIMER_QUEUE)(q));
                 state.queued += 1;
+                if ahead > 0 {
+                    self.timer_backlog(None, q, ahead, "time-sensitive queue");
+                }
                 self.request_thread(RequestCause::Timer);
             }
             TimerDispatch::HighPriority => {
                 queue.scheduled = true;
+                let ahead = state.high_priority.len() as u64;
                 state.high_priority.push_back((Self::Work::TIMER_QUEUE)(q));
                 state.queued += 1;
+                if ahead > 0 {
+                    self.timer_backlog(None, q, ahead, "high-priority queue");
+                }
                 self.request_thread(RequestCause::Timer);
             }
         }
@@ -636,6 +656,10 @@ pub(crate) trait PoolHost {
             if first.is_none() {
                 first = Some(id);
             } else {
+                let ahead = self.state().queued;
+                if ahead > 0 {
+                    self.timer_backlog(Some(id), q, ahead, "global queue");
+                }
                 self.enqueue_global((Self::Work::TIMER_CALLBACK)(id));
                 self.request_thread(RequestCause::Enqueue);
             }
@@ -688,6 +712,16 @@ impl<W> Pair<W> {
     pub fn processor_done(&mut self) {
         self.active -= 1;
     }
+
+    /// The pair's `maxConcurrencyLevel`.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// Tasks waiting in the pair's queue.
+    pub fn waiting(&self) -> usize {
+        self.queue.len()
+    }
 }
 
 /// A `SemaphoreSlim(n)` awaited with `WaitAsync()` around a body: granted
@@ -696,6 +730,7 @@ impl<W> Pair<W> {
 #[derive(Debug)]
 pub(crate) struct Semaphore<T> {
     count: u32,
+    limit: u32,
     waiters: VecDeque<T>,
 }
 
@@ -703,8 +738,19 @@ impl<T> Semaphore<T> {
     fn new(limit: u32) -> Self {
         Semaphore {
             count: limit,
+            limit,
             waiters: VecDeque::new(),
         }
+    }
+
+    /// The initial count.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// Waiters not yet granted the semaphore.
+    pub fn waiting(&self) -> usize {
+        self.waiters.len()
     }
 
     /// Takes the count if it is positive.

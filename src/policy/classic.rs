@@ -4,7 +4,7 @@
 //! `NumActive` / `NumWorking` / `MaxWorking`, `MaybeAddWorkingWorker`,
 //! `ShouldWorkerKeepRunning`, the gate thread and
 //! `SufficientDelaySinceLastDequeue`) and `src/vm/hillclimbing.cpp`; the
-//! summary with constants is `../shared/MODELS.md`.
+//! constants and where each was read are in `policies/net-classic.toml`.
 //!
 //! The model:
 //! - The thread goal (`MaxWorking`) starts at the minimum. A thread request
@@ -27,6 +27,10 @@
 //!   goal retires (`ShouldWorkerKeepRunning`).
 //! - An idle worker exits after `idle_timeout`; the goal then drops to
 //!   max(min, min(goal, active threads)).
+//!
+//! Each decision (a gate tick with requests pending, a hill-climbing sample,
+//! a worker told to stop, a thread created on demand) is recorded with its
+//! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::engine::rng;
 use crate::policy::config::PolicyConfig;
@@ -37,7 +41,7 @@ use crate::policy::{
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{ThreadId, ThreadReason};
+use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
 
 /// When hill climbing samples: the completion-driven bookkeeping around
 /// [`HillClimbing::update`] (CoreCLR 3.1 `ShouldAdjustMaxWorkersActive` /
@@ -174,7 +178,7 @@ impl Policy for Classic {
         self.last_dequeue = pool.now();
     }
 
-    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
         let now = pool.now();
         self.last_dequeue = now;
         let counts = pool.counts();
@@ -187,6 +191,10 @@ impl Policy for Classic {
             limits,
         ) {
             let old = self.goal;
+            if let Some(stats) = self.hill_climbing.climber.last_sample() {
+                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
+            }
             let reason = self.hill_climbing.climber.last_transition().name();
             self.set_goal(pool, new_goal, reason);
             if self.goal > old {
@@ -195,7 +203,19 @@ impl Policy for Classic {
         }
         // ShouldWorkerKeepRunning: with more active threads than the goal,
         // this one retires.
-        pool.counts().existing <= self.goal
+        let existing = pool.counts().existing;
+        let keep = existing <= self.goal;
+        if !keep {
+            pool.decision(Decision::WorkerStop {
+                thread,
+                rule: "ShouldWorkerKeepRunning",
+                threads: existing,
+                threads_name: "active",
+                goal: self.goal,
+                retires: true,
+            });
+        }
+        keep
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
@@ -206,12 +226,32 @@ impl Policy for Classic {
         if !self.gate.tick(pool, counts.pending_requests > 0) {
             return;
         }
-        if counts.pending_requests > 0
-            && self.gate.starved(pool.now(), self.last_dequeue, self.goal)
-            && counts.existing < self.max
-            && counts.existing >= self.goal
-        {
-            let goal = counts.existing + 1;
+        if counts.pending_requests == 0 {
+            return;
+        }
+        let check = self.gate.check(pool.now(), self.last_dequeue, self.goal);
+        let outcome = if !check.starved {
+            GateOutcome::NotStarved
+        } else if counts.existing >= self.max {
+            GateOutcome::AtMax
+        } else if counts.existing < self.goal {
+            GateOutcome::BelowGoal
+        } else {
+            GateOutcome::Inject
+        };
+        let goal = counts.existing + 1;
+        pool.decision(Decision::GateTick {
+            check,
+            goal: self.goal,
+            new_goal: if outcome == GateOutcome::Inject {
+                goal.clamp(self.min.min(self.max), self.max)
+            } else {
+                self.goal
+            },
+            threads: counts.existing,
+            outcome,
+        });
+        if outcome == GateOutcome::Inject {
             self.set_goal(pool, goal, "starvation");
             self.hill_climbing
                 .climber

@@ -99,7 +99,7 @@ pub struct ThreadsConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstTick {
     /// A phase drawn from the run's seed in `[0, period)`: the gate thread
-    /// may have been started long before the workload (REFERENCE.md, seed 001).
+    /// may have been started long before the workload (seed 001, docs/reference.md#seed-001).
     Random,
     /// A fixed delay after the gate thread starts (native Linux 3.x: ~1000 ms,
     /// it first waits one period for an initial CPU reading; portable: 500 ms).

@@ -21,15 +21,17 @@
 //! - Starvation (`SufficientDelaySinceLastDequeue`): the time since the
 //!   last dequeue exceeds `starvation_delay` while CPU utilisation is below
 //!   `cpu_busy_percent`, else `goal × busy_delay_per_thread`; `>` on CoreCLR,
-//!   `>=` on Mono.
+//!   `>=` on Mono. [`GateThread::check`] returns the test's inputs, which
+//!   the models record as a [`Decision::GateTick`](crate::trace::Decision).
 
 use rand::RngExt;
 
 use crate::engine::rng;
 use crate::policy::PoolControl;
-use crate::policy::config::{FirstTick, GateConfig};
+use crate::policy::config::{Comparison, FirstTick, GateConfig};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
+use crate::trace::StarvationCheck;
 
 /// Wake-up tags of the gate thread: `GATE_TAG | generation << 8`.
 pub const GATE_TAG: u64 = 1;
@@ -124,15 +126,36 @@ impl GateThread {
 
     /// `SufficientDelaySinceLastDequeue`.
     pub fn starved(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> bool {
-        let threshold = if self.cpu_utilization < self.config.cpu_busy_percent {
+        self.check(now, last_dequeue, goal).starved
+    }
+
+    /// `SufficientDelaySinceLastDequeue` with the inputs it read.
+    pub fn check(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> StarvationCheck {
+        let cpu_busy = self.cpu_utilization >= self.config.cpu_busy_percent;
+        let threshold = if !cpu_busy {
             self.config.starvation_delay
         } else {
             self.config
                 .busy_delay_per_thread
                 .saturating_mul(u64::from(goal))
         };
-        self.config
-            .comparison
-            .holds(now.since(last_dequeue), threshold)
+        let since_dequeue = now.since(last_dequeue);
+        StarvationCheck {
+            since_dequeue,
+            threshold,
+            comparison: comparison_symbol(self.config.comparison),
+            cpu_percent: self.cpu_utilization,
+            cpu_busy_percent: self.config.cpu_busy_percent,
+            cpu_busy,
+            starved: self.config.comparison.holds(since_dequeue, threshold),
+        }
+    }
+}
+
+/// `">"` or `">="`, as a decision names the comparison.
+pub fn comparison_symbol(comparison: Comparison) -> &'static str {
+    match comparison {
+        Comparison::Greater => ">",
+        Comparison::GreaterOrEqual => ">=",
     }
 }

@@ -9,8 +9,9 @@
 //! 2017 interval fix noted below was not checked); .NET 6+ ports it to managed code in
 //! dotnet/runtime `System.Private.CoreLib/src/System/Threading/
 //! PortableThreadPool.HillClimbing.cs`. Where the two differ, this module
-//! follows 3.1 and says so in a comment. The behaviour is summarised in
-//! `/work/shared/MODELS.md` (section "classic" pool, "Hill climbing").
+//! follows 3.1 and says so in a comment. The constants are in the policy
+//! files (`[hill_climbing]` of `policies/net-classic.toml`), with where each
+//! was read.
 //!
 //! In one sentence: the controller superimposes a square wave on its thread
 //! goal, measures throughput per sample, extracts with a Goertzel filter the
@@ -31,6 +32,8 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::policy::config::HillClimbingConfig;
+use crate::time::SimDuration;
+use crate::trace::Decision;
 
 /// `CpuUtilizationHigh` (win32threadpool.h): above this CPU percentage an
 /// upward move is refused. Not a `HillClimbing_*` setting, hence a constant.
@@ -103,6 +106,54 @@ pub struct AdjustmentStats {
     /// Control setting after the move and the clamps.
     pub control_setting: f64,
     pub wave_magnitude: u32,
+    /// Whether the square wave is in its high half (the goal is the control
+    /// setting plus the magnitude).
+    pub wave_high: bool,
+    /// The move of the control setting this sample (before the clamps).
+    pub step: f64,
+    /// The sample's transition (`Warmup`, `ClimbingMove`, `Stabilizing`),
+    /// whether or not the thread count changed.
+    pub transition: Transition,
+    /// Whether the sample first adopted a goal someone else set
+    /// (`Initializing`).
+    pub adopted: bool,
+}
+
+impl AdjustmentStats {
+    /// The sample as a [`Decision`]: the goal before and after, `unit_ns`
+    /// the nanoseconds in one unit of the sample duration the climber was
+    /// given (1e9: seconds; Mono's port passes milliseconds, 1e6), and the
+    /// CPU reading it saw.
+    pub fn decision(
+        &self,
+        (goal, new_goal): (u32, u32),
+        unit_ns: f64,
+        cpu_percent: u32,
+    ) -> Decision {
+        let sample_ns = self.sample_duration_secs * unit_ns;
+        let sample = if sample_ns.is_finite() && sample_ns >= 0.0 && sample_ns < u64::MAX as f64 {
+            SimDuration(sample_ns as u64)
+        } else {
+            SimDuration::ZERO
+        };
+        Decision::HillClimbing {
+            transition: self.transition.name(),
+            adopted: self.adopted,
+            throughput: self.throughput * 1e9 / unit_ns,
+            sample,
+            thread_wave: self.thread_wave,
+            throughput_wave: self.throughput_wave,
+            ratio: self.ratio,
+            confidence: self.confidence,
+            step: self.step,
+            control_setting: self.control_setting,
+            wave_magnitude: self.wave_magnitude,
+            wave_high: self.wave_high,
+            cpu_percent,
+            goal,
+            new_goal,
+        }
+    }
 }
 
 /// The controller's whole state. One instance per pool.
@@ -148,6 +199,8 @@ pub struct HillClimbing {
     // Observability (the CLR's HillClimbingLog / ETW events).
     last_transition: Transition,
     last_stats: Option<AdjustmentStats>,
+    /// Whether the last `update` took a sample (false: accumulated it).
+    sampled: bool,
 }
 
 /// A complex number with the arithmetic of CoreCLR's `complex.h`.
@@ -241,6 +294,7 @@ impl HillClimbing {
             accumulated_sample_duration: 0.0,
             last_transition: Transition::Warmup,
             last_stats: None,
+            sampled: false,
         }
     }
 
@@ -267,7 +321,8 @@ impl HillClimbing {
         let max_limit = i64::from(max_threads);
 
         // Someone else moved the goal without telling us: adopt it.
-        if current != self.last_thread_count {
+        let adopted = current != self.last_thread_count;
+        if adopted {
             self.force_change(current_thread_count, Transition::Initializing);
         }
 
@@ -290,6 +345,7 @@ impl HillClimbing {
         {
             self.accumulated_sample_duration = sample_duration;
             self.accumulated_completion_count = num_completions;
+            self.sampled = false;
             return (current_thread_count, ACCUMULATING_SAMPLE_INTERVAL_MS);
         }
         self.accumulated_sample_duration = 0.0;
@@ -457,7 +513,12 @@ impl HillClimbing {
             confidence,
             control_setting: self.current_control_setting,
             wave_magnitude: wave_magnitude.clamp(0, i64::from(u32::MAX)) as u32,
+            wave_high: wave_high != 0,
+            step,
+            transition,
+            adopted,
         });
+        self.sampled = true;
 
         // Compared with the count we were given, not with our own record.
         if new_thread_count != current {
@@ -510,6 +571,12 @@ impl HillClimbing {
     /// The statistics of the most recent accepted (not accumulated) sample.
     pub fn last_stats(&self) -> Option<AdjustmentStats> {
         self.last_stats
+    }
+
+    /// The statistics of the last `update`, if it took a sample (not when
+    /// it only accumulated a short one).
+    pub fn last_sample(&self) -> Option<AdjustmentStats> {
+        self.last_stats.filter(|_| self.sampled)
     }
 
     /// Number of accepted samples so far.

@@ -19,7 +19,7 @@ pub mod portable;
 
 use crate::scenario::Scenario;
 use crate::time::SimTime;
-use crate::trace::{ThreadId, ThreadReason};
+use crate::trace::{Decision, ThreadId, ThreadReason};
 
 pub use config::{ModelKind, PolicyConfig};
 
@@ -86,6 +86,9 @@ pub trait PoolControl {
     fn wake_at(&mut self, at: SimTime, tag: u64);
     /// Records a goal change in the trace.
     fn goal_changed(&mut self, goal: u32, reason: &'static str);
+    /// Records a decision and the inputs its rule read, for `poolsim
+    /// explain` (only the trace sink sees it). Call it just before acting.
+    fn decision(&mut self, _decision: Decision) {}
 }
 
 /// A pool model. Every method is a decision point of the real pool.
@@ -166,9 +169,20 @@ pub fn move_goal(
 }
 
 /// `MaybeAddWorkingWorker`: one more working thread (an idle one released,
-/// else a new one) while fewer than `goal` threads work.
+/// else a new one) while fewer than `goal` threads work. On demand (a thread
+/// request) with no idle thread to release, the decision is recorded.
 pub fn maybe_add_working_worker(pool: &mut dyn PoolControl, goal: u32, reason: ThreadReason) {
-    if pool.counts().working < goal {
+    let counts = pool.counts();
+    if counts.working < goal {
+        if reason == ThreadReason::Demand && counts.idle == 0 {
+            pool.decision(Decision::Demand {
+                threads: counts.working,
+                limit: goal,
+                threads_name: "working",
+                limit_name: "goal",
+                idle_queued: None,
+            });
+        }
         pool.add_worker(reason);
     }
 }

@@ -37,6 +37,10 @@
 //!   ([`HillClimbing::mono_port`]). A raised goal takes effect at the next
 //!   request or monitor round.
 //! - A worker that completes an item while working > goal parks.
+//!
+//! Each decision (a monitor tick with requests pending, a hill-climbing
+//! sample, a worker parked, a thread created on demand) is recorded with its
+//! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::engine::rng;
 use crate::policy::config::PolicyConfig;
@@ -45,7 +49,7 @@ use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
-use crate::trace::{ThreadId, ThreadReason};
+use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
 
 /// Mono's `heuristic_notify_work_completed` / `heuristic_should_adjust` /
 /// `heuristic_adjust`, on its millisecond clock (`mono_msec_ticks`):
@@ -180,6 +184,15 @@ impl Mono {
             return false;
         }
         self.created_this_second += 1;
+        if reason == ThreadReason::Demand {
+            pool.decision(Decision::Demand {
+                threads: counts.working,
+                limit: self.goal,
+                threads_name: "working",
+                limit_name: "goal",
+                idle_queued: None,
+            });
+        }
         pool.add_worker(reason)
     }
 
@@ -214,7 +227,7 @@ impl Policy for Mono {
         self.unpark_or_create(pool, ThreadReason::Demand);
     }
 
-    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
         let now = pool.now();
         self.last_completion = now;
         let counts = pool.counts();
@@ -225,10 +238,26 @@ impl Policy for Mono {
             self.gate.cpu_utilization,
             (self.min, self.max),
         ) {
+            if let Some(stats) = self.hill_climbing.climber.last_sample() {
+                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                pool.decision(stats.decision((self.goal, goal), 1e6, self.gate.cpu_utilization));
+            }
             let reason = self.hill_climbing.climber.last_transition().name();
             self.set_goal(pool, new_goal, reason);
         }
-        pool.counts().working <= self.goal
+        let working = pool.counts().working;
+        let keep = working <= self.goal;
+        if !keep {
+            pool.decision(Decision::WorkerStop {
+                thread,
+                rule: "worker_thread: working > max_working",
+                threads: working,
+                threads_name: "working",
+                goal: self.goal,
+                retires: false,
+            });
+        }
+        keep
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
@@ -239,11 +268,29 @@ impl Policy for Mono {
         if !self.gate.tick(pool, counts.pending_requests > 0) {
             return;
         }
-        if counts.pending_requests > 0
-            && self
-                .gate
-                .starved(pool.now(), self.last_completion, self.goal)
-        {
+        if counts.pending_requests == 0 {
+            return;
+        }
+        let check = self.gate.check(pool.now(), self.last_completion, self.goal);
+        let outcome = if !check.starved {
+            GateOutcome::NotStarved
+        } else if self.goal >= self.max && counts.working >= self.goal {
+            GateOutcome::AtMax
+        } else {
+            GateOutcome::Inject
+        };
+        pool.decision(Decision::GateTick {
+            check,
+            goal: self.goal,
+            new_goal: if outcome == GateOutcome::Inject && self.goal < self.max {
+                self.goal + 1
+            } else {
+                self.goal
+            },
+            threads: counts.working,
+            outcome,
+        });
+        if check.starved {
             if self.goal < self.max {
                 // max_working + 1, bounded by limit_worker_max only.
                 let goal = self.goal + 1;

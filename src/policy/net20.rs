@@ -8,7 +8,8 @@
 //! `GateThreadStart`, `SufficientDelaySince*`; the Windows NT starvation rule
 //! `GrowWorkerThreadPoolIfStarvation` as SSCLI 1.0 has it), Eilebrecht's
 //! post, the decompiled mscorlib `ThreadPool.QueueUserWorkItemHelper` of the
-//! 2.0 SP1/SP2 line, and `../shared/MODELS.md`. The model: a created worker
+//! 2.0 SP1/SP2 line (Eric Eilebrecht's 2008 post "ThreadPool bug in CLR 2.0
+//! SP1"; seed 004 in `docs/reference.md`). The model: a created worker
 //! counts as idle until its first dequeue; queueing creates a worker at once
 //! when workers < min and idle workers < queued items — on 2.0 always, on
 //! 2.0 SP1 only while the managed queue, new item included, holds fewer than
@@ -22,7 +23,7 @@
 //! machine fit the unraised value), that the VM side of that test
 //! (`AdjustThreadsInPool` / `UpdateNativeTpCount`) is the 2.0 queueing path
 //! / a count update plus `EnsureGateThreadCreated`, and that the SP1 gate
-//! thread keeps the SSCLI 2.0 timing. This replaces the MODELS.md hypothesis
+//! thread keeps the SSCLI 2.0 timing. This replaces an earlier hypothesis
 //! (immediate path skipped while a requested thread has not started), which
 //! yields neither three immediate threads nor the paced workaround.
 //!
@@ -80,12 +81,16 @@
 //! immediate path — provided the pacing exceeds a third of the thread start
 //! latency (`threads.start_ms`), or three items pile up behind each
 //! unstarted thread; see `scenarios/seed-004-workaround-sleep1.toml`.
+//!
+//! A gate check with work queued and a worker created at once on queueing
+//! are recorded with their inputs through [`PoolControl::decision`].
 
 use crate::policy::config::{FirstTick, GateConfig, PolicyConfig, TimerDispatch};
+use crate::policy::gate::comparison_symbol;
 use crate::policy::{Policy, PoolControl, PoolCounts, RequestCause, thread_limits};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{ThreadId, ThreadReason};
+use crate::trace::{Decision, ThreadId, ThreadReason};
 
 /// `ThreadPoolGlobals.tpWarmupCount = ProcessorCount * 2`: the managed
 /// queue length below which 2.0 SP1's `QueueUserWorkItem` asks the VM to
@@ -208,6 +213,13 @@ impl Net20 {
         self.wake_idle(pool, queued);
         let counts = pool.counts();
         if immediate_allowed && self.should_grow(&counts, queued) {
+            pool.decision(Decision::Demand {
+                threads: counts.existing,
+                limit: self.min,
+                threads_name: "workers",
+                limit_name: "min",
+                idle_queued: Some((Self::idle(&counts), queued)),
+            });
             self.create_worker(pool, ThreadReason::Demand);
         } else {
             self.ensure_gate(pool);
@@ -261,17 +273,21 @@ impl Net20 {
     /// `SufficientDelaySinceLastSample(LastWorkerThreadCreation, workers,
     /// THROTTLE_RATE)`.
     fn sufficient_delay_since_creation(&self, now: SimTime, workers: u32, cores: u32) -> bool {
+        now.since(self.last_creation) > self.creation_wait(workers, cores)
+    }
+
+    /// The wait [`Self::sufficient_delay_since_creation`] requires.
+    fn creation_wait(&self, workers: u32, cores: u32) -> SimDuration {
         let extra = workers.saturating_sub(cores);
         let factor = self
             .creation_growth
             .powi(i32::try_from(extra).unwrap_or(i32::MAX));
         let wait_ns = self.creation_delay.as_nanos() as f64 * factor;
-        let wait = if wait_ns.is_finite() && wait_ns < u64::MAX as f64 {
+        if wait_ns.is_finite() && wait_ns < u64::MAX as f64 {
             SimDuration(wait_ns as u64)
         } else {
             SimDuration(u64::MAX)
-        };
-        now.since(self.last_creation) > wait
+        }
     }
 
     /// `GrowWorkerThreadPoolIfStarvation` (Windows NT rule).
@@ -281,22 +297,36 @@ impl Net20 {
             return;
         }
         let now = pool.now();
-        if self.cpu_utilization >= self.gate.cpu_busy_percent {
+        let busy = self.cpu_utilization >= self.gate.cpu_busy_percent;
+        let (mut dequeue, mut creation, mut allowed) = (None, None, true);
+        if busy {
             let threshold = self
                 .gate
                 .busy_delay_per_thread
                 .saturating_mul(u64::from(counts.existing));
-            let dequeue_ok = self
-                .gate
-                .comparison
-                .holds(now.since(self.last_dequeue), threshold);
-            if !dequeue_ok
-                || !self.sufficient_delay_since_creation(now, counts.existing, pool.cores())
-            {
-                return;
-            }
+            let since = now.since(self.last_dequeue);
+            let dequeue_ok = self.gate.comparison.holds(since, threshold);
+            let creation_ok =
+                self.sufficient_delay_since_creation(now, counts.existing, pool.cores());
+            dequeue = Some((since, threshold, comparison_symbol(self.gate.comparison)));
+            creation = Some((
+                now.since(self.last_creation),
+                self.creation_wait(counts.existing, pool.cores()),
+            ));
+            allowed = dequeue_ok && creation_ok;
         }
-        if Self::idle(&counts) == 0 {
+        let create = allowed && Self::idle(&counts) == 0;
+        pool.decision(Decision::Net20Gate {
+            queued: counts.queued,
+            workers: counts.existing,
+            idle: Self::idle(&counts),
+            cpu_percent: self.cpu_utilization,
+            cpu_busy_percent: self.gate.cpu_busy_percent,
+            dequeue,
+            creation,
+            create,
+        });
+        if create {
             self.create_worker(pool, ThreadReason::Starvation);
         }
     }

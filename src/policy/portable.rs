@@ -23,6 +23,11 @@
 //! - when blocked threads unblock, the goal drops by what blocking added;
 //! - while an adjustment is pending, starvation injection and hill climbing
 //!   are skipped. `Thread.Sleep` and other waits do not count.
+//!
+//! Each decision (a gate tick with requests pending, a blocking adjustment
+//! with its delay, a hill-climbing sample, a worker sent back to wait, a
+//! thread created on demand) is recorded with its inputs through
+//! [`PoolControl::decision`] before it acts.
 
 use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::{BlockingConfig, PolicyConfig};
@@ -34,7 +39,7 @@ use crate::policy::{
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{ThreadId, ThreadReason};
+use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
 
 /// Wake-up tag of a cooperative-blocking adjustment (`| generation << 8`).
 const BLOCKING_TAG: u64 = 2;
@@ -114,6 +119,14 @@ impl Portable {
         );
     }
 
+    /// `min + ThreadsToAddWithoutDelay`, at most `max`.
+    fn no_delay_cap(&self, cfg: &BlockingConfig) -> u32 {
+        let without_delay = cfg
+            .threads_to_add_without_delay_per_core
+            .saturating_mul(self.cores);
+        self.min.saturating_add(without_delay).min(self.max)
+    }
+
     /// The delay before the goal may grow past `goal` (beyond the no-delay cap).
     fn delay_after(&self, cfg: &BlockingConfig, goal: u32, no_delay_cap: u32) -> SimDuration {
         let per_step = cfg
@@ -144,6 +157,16 @@ impl Portable {
             if drop > 0 {
                 self.added_by_blocking -= drop;
                 let goal = self.goal - drop;
+                pool.decision(Decision::CooperativeBlocking {
+                    blocked: self.blocked,
+                    min: self.min,
+                    target,
+                    no_delay_cap: self.no_delay_cap(&cfg),
+                    goal: self.goal,
+                    new_goal: goal.clamp(self.min.min(self.max), self.max),
+                    delay: None,
+                    next_in: None,
+                });
                 self.set_goal(pool, goal, "cooperative-blocking");
                 self.hill_climbing
                     .climber
@@ -152,20 +175,38 @@ impl Portable {
             return;
         }
         let now = pool.now();
-        let without_delay = cfg
-            .threads_to_add_without_delay_per_core
-            .saturating_mul(self.cores);
-        let no_delay_cap = self.min.saturating_add(without_delay).min(self.max);
+        let no_delay_cap = self.no_delay_cap(&cfg);
         let existing = pool.counts().existing;
         let ceiling = no_delay_cap.max(existing.min(self.max));
         let old_goal = self.goal;
-        let new_goal = if self.goal < target.min(ceiling) {
-            target.min(ceiling)
-        } else if now.since(self.last_increase) >= self.delay_after(&cfg, self.goal, no_delay_cap) {
-            self.goal + 1
+        let since_increase = now.since(self.last_increase);
+        let delay = self.delay_after(&cfg, self.goal, no_delay_cap);
+        let (new_goal, delayed) = if self.goal < target.min(ceiling) {
+            (target.min(ceiling), false)
+        } else if since_increase >= delay {
+            (self.goal + 1, true)
         } else {
-            self.goal
+            (self.goal, true)
         };
+        // When the next adjustment is due, computed as below after the move.
+        let next_in = (new_goal < target).then(|| {
+            let last = if new_goal > old_goal {
+                now
+            } else {
+                self.last_increase
+            };
+            (last + self.delay_after(&cfg, new_goal, no_delay_cap)).since(now)
+        });
+        pool.decision(Decision::CooperativeBlocking {
+            blocked: self.blocked,
+            min: self.min,
+            target,
+            no_delay_cap,
+            goal: old_goal,
+            new_goal,
+            delay: delayed.then_some((delay, since_increase)),
+            next_in,
+        });
         if new_goal > old_goal {
             self.last_increase = now;
             self.added_by_blocking += new_goal - old_goal;
@@ -217,7 +258,7 @@ impl Policy for Portable {
         self.last_dequeue = pool.now();
     }
 
-    fn work_completed(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
+    fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
         let now = pool.now();
         self.last_dequeue = now;
         let counts = pool.counts();
@@ -231,6 +272,10 @@ impl Policy for Portable {
             )
         {
             let old = self.goal;
+            if let Some(stats) = self.hill_climbing.climber.last_sample() {
+                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
+            }
             let reason = self.hill_climbing.climber.last_transition().name();
             self.set_goal(pool, new_goal, reason);
             if self.goal > old {
@@ -238,7 +283,19 @@ impl Policy for Portable {
             }
         }
         // ShouldStopProcessingWorkNow.
-        pool.counts().working <= self.goal
+        let working = pool.counts().working;
+        let keep = working <= self.goal;
+        if !keep {
+            pool.decision(Decision::WorkerStop {
+                thread,
+                rule: "ShouldStopProcessingWorkNow",
+                threads: working,
+                threads_name: "working",
+                goal: self.goal,
+                retires: false,
+            });
+        }
+        keep
     }
 
     fn thread_blocked(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId, kind: BlockKind) {
@@ -286,13 +343,34 @@ impl Policy for Portable {
         if !self.gate.tick(pool, busy) {
             return;
         }
-        if self.pending == Pending::None
-            && counts.pending_requests > 0
-            && self.gate.starved(pool.now(), self.last_dequeue, self.goal)
-            && counts.working < self.max
-            && counts.working >= self.goal
-        {
-            let goal = counts.working + 1;
+        if counts.pending_requests == 0 {
+            return;
+        }
+        let check = self.gate.check(pool.now(), self.last_dequeue, self.goal);
+        let outcome = if self.pending != Pending::None {
+            GateOutcome::BlockingPending
+        } else if !check.starved {
+            GateOutcome::NotStarved
+        } else if counts.working >= self.max {
+            GateOutcome::AtMax
+        } else if counts.working < self.goal {
+            GateOutcome::BelowGoal
+        } else {
+            GateOutcome::Inject
+        };
+        let goal = counts.working + 1;
+        pool.decision(Decision::GateTick {
+            check,
+            goal: self.goal,
+            new_goal: if outcome == GateOutcome::Inject {
+                goal.clamp(self.min.min(self.max), self.max)
+            } else {
+                self.goal
+            },
+            threads: counts.working,
+            outcome,
+        });
+        if outcome == GateOutcome::Inject {
             self.set_goal(pool, goal, "starvation");
             self.hill_climbing
                 .climber

@@ -1,5 +1,6 @@
-//! Time-axis ticks and labels: round steps (1, 2, 5 × 10ⁿ), in ms for short
-//! runs and in seconds for runs of two seconds or more.
+//! Axis ticks and labels: time axes in round steps (1, 2, 5 × 10ⁿ), in ms
+//! for short runs and in seconds for runs of two seconds or more; integer
+//! axes (thread and queue counts) from 0 with four to six ticks.
 
 use crate::time::{NANOS_PER_MS, SimDuration, SimTime};
 
@@ -61,14 +62,41 @@ pub(crate) fn nice_step(raw: f64) -> f64 {
     10.0 * mag
 }
 
-/// A round upper bound for a count axis (at least 1): a multiple of a
-/// 1, 2 or 5 × 10ⁿ step about an eighth of it.
-pub(crate) fn nice_ceiling(max: f64) -> f64 {
-    if max <= 1.0 {
-        return 1.0;
+/// An integer axis from 0: a round top and the ticks up to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct IntTicks {
+    /// The top of the axis, a multiple of `step`, at least the maximum.
+    pub top: u64,
+    pub step: u64,
+    /// 0, step, 2 × step, …, top.
+    pub at: Vec<u64>,
+}
+
+/// Ticks for an integer axis from 0 to at least `max`: the finest step of
+/// 1, 2, 5 × 10ⁿ (or 25 × 10ⁿ) leaving at most five intervals, so at least
+/// four ticks once `max` is 3 or more (0, 1, 2 for 2; 0, 1 for 0 and 1).
+pub(crate) fn int_ticks(max: u64) -> IntTicks {
+    let max = max.max(1);
+    let mut step = u64::MAX;
+    let mut mag = 1u64;
+    'search: loop {
+        for m in [1, 2, 5, 10, 20, 25, 50] {
+            let Some(s) = mag.checked_mul(m) else {
+                break 'search;
+            };
+            if max.div_ceil(s) <= 5 {
+                step = s;
+                break 'search;
+            }
+        }
+        match mag.checked_mul(100) {
+            Some(next) => mag = next,
+            None => break,
+        }
     }
-    let step = nice_step(max / 8.0).max(1.0);
-    (max / step).ceil() * step
+    let top = max.div_ceil(step).saturating_mul(step);
+    let at = (0..=top / step).map(|k| k * step).collect();
+    IntTicks { top, step, at }
 }
 
 /// A duration for titles: "850 ms", "4.21 s", "12 µs".
@@ -102,12 +130,27 @@ mod tests {
     }
 
     #[test]
-    fn ceilings_and_durations() {
-        assert_eq!(nice_ceiling(17.0), 20.0);
-        assert_eq!(nice_ceiling(101.0), 120.0);
-        assert_eq!(nice_ceiling(8.0), 8.0);
-        assert_eq!(nice_ceiling(0.0), 1.0);
+    fn durations() {
         assert_eq!(format_duration(SimDuration::from_ms(4210)), "4.21 s");
         assert_eq!(format_duration(SimDuration::from_ms(850)), "850 ms");
+    }
+
+    #[test]
+    fn integer_axes_get_four_or_more_ticks_when_the_range_allows() {
+        let at = |max| int_ticks(max).at;
+        assert_eq!(at(0), [0, 1]);
+        assert_eq!(at(1), [0, 1]);
+        assert_eq!(at(2), [0, 1, 2]);
+        assert_eq!(at(4), [0, 1, 2, 3, 4]);
+        assert_eq!(at(8), [0, 2, 4, 6, 8]);
+        assert_eq!(at(11), [0, 5, 10, 15]);
+        assert_eq!(at(101), [0, 25, 50, 75, 100, 125]);
+        for max in (3..5000).chain([u64::from(u32::MAX), 1 << 40]) {
+            let t = int_ticks(max);
+            assert!(t.top >= max, "{max}: top {}", t.top);
+            assert!((4..=6).contains(&t.at.len()), "{max}: {:?}", t.at);
+            assert_eq!(t.at.last(), Some(&t.top));
+            assert!(t.at.windows(2).all(|w| w[1] - w[0] == t.step));
+        }
     }
 }

@@ -2,14 +2,21 @@
 //! shared time axis so policies can be compared at a glance.
 //!
 //! Each panel shows, top to bottom: a title (scenario, policy, seed and the
-//! headline numbers); a probe strip (each responsiveness probe as a bar from
-//! when the main thread queued it to when a pool thread ran it, green when
-//! fast, red when slow); one lane per pool thread with a bar per item
+//! headline numbers); a probe strip (each responsiveness probe as a
+//! triangle where the main thread queued it and a bar from then to when a
+//! pool thread ran it, green when fast, red when slow); one lane per pool
+//! thread, grey while the thread exists, with a bar per item
 //! segment coloured by group, the phase shown by the bar's style (CPU solid,
 //! spin hatched, `Thread.Sleep` pale and outlined, `Task.Wait` on a timer
 //! paler and greyer), a triangle where the thread was created coloured by
 //! why; and a small chart of existing threads, the policy's goal and the
-//! queue length. One legend at the bottom serves all panels.
+//! queue length, each on an integer scale of four to six ticks. One legend
+//! at the bottom serves all panels.
+//!
+//! A window ([`ChartOptions::time_range`]) shows only part of the runs: the
+//! time axis spans it, everything is clipped to it (a bar crossing an edge
+//! is drawn to the edge), the counts scales fit what it shows, and each
+//! title names the window instead of claiming the run ends there.
 //!
 //! Scale: with more threads than the lanes area has room for (lanes under
 //! two pixels) threads are grouped into bands, and wherever segments are
@@ -22,7 +29,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{Phase, ThreadReason};
 
 use super::RenderError;
-use super::axis::{format_duration, nice_ceiling, nice_step, time_ticks};
+use super::axis::{format_duration, int_ticks, nice_step, time_ticks};
 use super::canvas::{Anchor, Canvas, Rgb, ensure_font, text_width};
 use super::raster::{Key, PHASES, Raster, phase_index};
 use super::style::{self, group_color, reason_color};
@@ -38,7 +45,11 @@ pub struct ChartOptions {
     /// lanes at most 720 pixels tall (480 with two panels, 360 with more).
     /// With a height, the lanes of each panel share what the rest leaves.
     pub height: Option<u32>,
-    /// The time shown; `None` is from 0 to the end of the longest run.
+    /// The time window shown, `(from, to)` with `from < to` (else
+    /// [`RenderError::Window`]); `None` is the whole run, from 0 to the end
+    /// of the longest run. A `to` past that end (e.g. [`SimTime::MAX`])
+    /// stops there; a `from` at or after it is an error. Everything drawn
+    /// is clipped to the window, and the titles say it is one.
     pub time_range: Option<(SimTime, SimTime)>,
 }
 
@@ -79,9 +90,11 @@ const TOP: i32 = 10;
 const TITLE_H: i32 = 50;
 const PROBE_H: i32 = 16;
 const PROBE_GAP: i32 = 6;
-const COUNTS_GAP: i32 = 8;
+/// Room between the lanes and the counts chart for its scales' names.
+const COUNTS_GAP: i32 = 18;
 const COUNTS_H: i32 = 84;
-const AXIS_H: i32 = 30;
+/// Tick labels, and the axis name under them.
+const AXIS_H: i32 = 42;
 const PANEL_GAP: i32 = 14;
 const LEGEND_ROW_H: i32 = 22;
 /// Auto height: pixels per thread lane (many threads), and the most a
@@ -111,6 +124,8 @@ struct XScale {
     width: i32,
     t0: u64,
     t1: u64,
+    /// A window of the run, not the whole run, is shown.
+    windowed: bool,
 }
 
 impl XScale {
@@ -125,6 +140,16 @@ impl XScale {
     fn column_start(&self, c: usize) -> u64 {
         let span = u128::from(self.t1 - self.t0);
         self.t0 + (span * c as u128 / self.width as u128) as u64
+    }
+    /// Whether instant `t` is inside the time shown.
+    fn shows(&self, t: SimTime) -> bool {
+        (self.t0..=self.t1).contains(&t.as_nanos())
+    }
+    /// Nanoseconds of `[a, b)` inside the time shown.
+    fn overlap_ns(&self, a: SimTime, b: SimTime) -> u64 {
+        b.as_nanos()
+            .min(self.t1)
+            .saturating_sub(a.as_nanos().max(self.t0))
     }
 }
 
@@ -146,16 +171,30 @@ fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canv
             "height {h} is outside {MIN_HEIGHT}..={MAX_SIDE} pixels"
         )));
     }
+    let run_end = timelines
+        .iter()
+        .map(|(_, t)| t.end)
+        .max()
+        .unwrap_or(SimTime::ZERO);
     let (t0, t1) = match opts.time_range {
-        Some((a, b)) => (a, b),
-        None => (
-            SimTime::ZERO,
-            timelines
-                .iter()
-                .map(|(_, t)| t.end)
-                .max()
-                .unwrap_or(SimTime::ZERO),
-        ),
+        None => (SimTime::ZERO, run_end),
+        Some((from, to)) => {
+            if from >= to {
+                return Err(RenderError::Window(format!(
+                    "its start ({}) must be before its end ({})",
+                    format_ms(from),
+                    format_ms(to)
+                )));
+            }
+            if from >= run_end {
+                return Err(RenderError::Window(format!(
+                    "it starts at {}, at or after the end of the run ({}): nothing to show",
+                    format_ms(from),
+                    format_ms(run_end)
+                )));
+            }
+            (from, to.min(run_end))
+        }
     };
     let t1 = if t1 <= t0 {
         t0 + SimDuration::from_ms(1)
@@ -168,6 +207,7 @@ fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canv
         width: width - LEFT - RIGHT,
         t0: t0.as_nanos(),
         t1: t1.as_nanos(),
+        windowed: opts.time_range.is_some(),
     };
     let legend = Legend::of(timelines, width, &x);
     let layouts = layout_panels(timelines, opts, legend.height())?;
@@ -289,7 +329,7 @@ fn draw_panel(
     x: &XScale,
     legend: &Legend,
 ) {
-    draw_title(canvas, title, t, layout);
+    draw_title(canvas, title, t, layout, x);
     let ticks = time_ticks(
         SimTime(x.t0),
         SimTime(x.t1),
@@ -313,16 +353,17 @@ fn draw_panel(
             Anchor::CenterTop,
         );
     }
+    // The axis name under the tick labels, clear of them.
     canvas.text(
-        (x.left + x.width + 8, axis_y + 6),
+        (x.left + x.width / 2, axis_y + 22),
         format!("time ({})", ticks.unit),
         12,
         style::MUTED,
-        Anchor::LeftTop,
+        Anchor::CenterTop,
     );
 }
 
-fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayout) {
+fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayout, x: &XScale) {
     let title = if title.trim().is_empty() {
         t.scenario.as_str()
     } else {
@@ -335,7 +376,21 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         style::TEXT,
         Anchor::LeftTop,
     );
-    let mut facts = vec![
+    let busy = t.busy_until();
+    let mut facts = Vec::new();
+    // A window first, so it is never the fact left out.
+    if x.windowed {
+        let window = format_window(SimTime(x.t0), SimTime(x.t1));
+        facts.push(if busy > SimTime::ZERO {
+            format!(
+                "window {window} of a run whose last item ends at {}",
+                format_duration(busy.since(SimTime::ZERO))
+            )
+        } else {
+            format!("window {window} of the run")
+        });
+    }
+    facts.extend([
         format!("scenario: {}", t.scenario),
         format!("policy: {}", t.policy),
         format!("seed {}", t.seed),
@@ -343,9 +398,8 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         format!("{} items", thousands(t.items as u64)),
         format!("{} threads created", t.lanes.len()),
         format!("peak {} threads", t.max_threads()),
-    ];
-    let busy = t.busy_until();
-    if busy > SimTime::ZERO {
+    ]);
+    if busy > SimTime::ZERO && !x.windowed {
         facts.push(format!(
             "last item ends at {}",
             format_duration(busy.since(SimTime::ZERO))
@@ -375,6 +429,39 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         style::MUTED,
         Anchor::LeftTop,
     );
+}
+
+/// An instant in ms for messages and titles: "1500 ms", "0.25 ms".
+fn format_ms(t: SimTime) -> String {
+    format!("{} ms", trim_decimals(t.as_ms_f64(), 3))
+}
+
+/// `v` with at most `decimals` decimals, without trailing zeros.
+fn trim_decimals(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The window `[a, b]` for a title, in the time axis's unit (seconds
+/// from two seconds on): "1500–2500 ms", "2–6.5 s".
+fn format_window(a: SimTime, b: SimTime) -> String {
+    if b.since(a).as_ms_f64() >= 2000.0 {
+        format!(
+            "{}–{} s",
+            trim_decimals(a.as_ms_f64() / 1000.0, 3),
+            trim_decimals(b.as_ms_f64() / 1000.0, 3)
+        )
+    } else {
+        format!(
+            "{}–{} ms",
+            trim_decimals(a.as_ms_f64(), 3),
+            trim_decimals(b.as_ms_f64(), 3)
+        )
+    }
 }
 
 /// `1234567` as "1,234,567".
@@ -445,7 +532,7 @@ fn draw_probes(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale) {
         }
     }
     // Markers where each probe was queued, while they stay apart.
-    if t.probes.len() <= w / 8 {
+    if probe_marks_drawn(t, x) {
         for p in &t.probes {
             if p.queued.as_nanos() < x.t0 || p.queued.as_nanos() > x.t1 {
                 continue;
@@ -458,6 +545,12 @@ fn draw_probes(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale) {
             );
         }
     }
+}
+
+/// Whether the probe strip marks where each probe was queued: while the
+/// marks stay apart.
+fn probe_marks_drawn(t: &Timeline, x: &XScale) -> bool {
+    t.probes.iter().filter(|p| x.shows(p.queued)).count() <= x.width as usize / 8
 }
 
 /// How threads map to rows of the lanes area.
@@ -631,7 +724,7 @@ fn draw_lanes(
         let s = ((row_h - 2) / 2).clamp(2, 6);
         for (li, lane) in t.lanes.iter().enumerate() {
             let px = x.x(lane.created);
-            if px < lx0 - 1 || px > lx1 {
+            if !x.shows(lane.created) || px < lx0 - 1 || px > lx1 {
                 continue;
             }
             let (y0, y1) = rows.span(li);
@@ -860,22 +953,49 @@ fn draw_counts(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale, ticks: &[u
         let px = x.x(SimTime(at));
         canvas.rect(px, y0, px + 1, y1, style::GRID);
     }
-    let ymax = nice_ceiling(f64::from(t.max_threads()));
-    let qmax = nice_ceiling(t.max_queue() as f64);
+    let existing: Vec<(SimTime, f64)> = t
+        .threads
+        .iter()
+        .map(|c| (c.at, f64::from(c.threads)))
+        .collect();
+    let goal: Vec<(SimTime, f64)> = t
+        .threads
+        .iter()
+        .filter_map(|c| c.goal.map(|g| (c.at, f64::from(g))))
+        .collect();
+    let queued: Vec<(SimTime, f64)> = t.queue.iter().map(|q| (q.at, q.queued as f64)).collect();
+    let env_of = |pts: &[(SimTime, f64)]| (!pts.is_empty()).then(|| envelope(pts, 0.0, t.end, x));
+    let (existing, goal, queued) = (env_of(&existing), env_of(&goal), env_of(&queued));
+    // Scales: the whole run's highest values, or what a window shows.
+    let env_max = |env: &Option<Vec<Option<(f64, f64)>>>| {
+        env.iter()
+            .flatten()
+            .flatten()
+            .map(|&(_, hi)| hi.ceil() as u64)
+            .max()
+            .unwrap_or(0)
+    };
+    let (threads_max, queue_max) = if x.windowed {
+        let threads = if t.threads.is_empty() {
+            u64::from(t.max_threads())
+        } else {
+            env_max(&existing).max(env_max(&goal))
+        };
+        (threads, env_max(&queued))
+    } else {
+        (u64::from(t.max_threads()), t.max_queue())
+    };
+    let (yticks, qticks) = (int_ticks(threads_max), int_ticks(queue_max));
+    let (ymax, qmax) = (yticks.top as f64, qticks.top as f64);
     let inner = f64::from(COUNTS_H - 8);
     let y_threads = move |v: f64| y1 - 1 - (v / ymax * inner).round() as i32;
     let y_queue = move |v: f64| y1 - 1 - (v / qmax * inner).round() as i32;
-    canvas.rect(
-        x0,
-        y1 - 1 - (inner / 2.0) as i32,
-        x1,
-        y1 - (inner / 2.0) as i32,
-        style::GRID.tint(0.4),
-    );
+    for &v in &yticks.at[1..yticks.at.len() - 1] {
+        let yy = y_threads(v as f64);
+        canvas.rect(x0, yy, x1, yy + 1, style::GRID.tint(0.4));
+    }
     // Queue length: a filled area on its own scale.
-    if !t.queue.is_empty() {
-        let pts: Vec<(SimTime, f64)> = t.queue.iter().map(|q| (q.at, q.queued as f64)).collect();
-        let env = envelope(&pts, 0.0, t.end, x);
+    if let Some(env) = &queued {
         let mut run: Option<(usize, i32)> = None;
         for c in 0..=env.len() {
             let top = env
@@ -903,34 +1023,23 @@ fn draw_counts(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale, ticks: &[u
             }
         }
     }
-    let goal: Vec<(SimTime, f64)> = t
-        .threads
-        .iter()
-        .filter_map(|c| c.goal.map(|g| (c.at, f64::from(g))))
-        .collect();
     // The goal goes over the threads line, dashed, so both show where they
     // are equal.
-    let existing: Vec<(SimTime, f64)> = t
-        .threads
-        .iter()
-        .map(|c| (c.at, f64::from(c.threads)))
-        .collect();
-    if !existing.is_empty() {
-        let env = envelope(&existing, 0.0, t.end, x);
-        draw_step_line(canvas, &env, &y_threads, x0, style::THREADS_LINE, false);
+    if let Some(env) = &existing {
+        draw_step_line(canvas, env, &y_threads, x0, style::THREADS_LINE, false);
     }
-    if !goal.is_empty() {
-        let env = envelope(&goal, 0.0, t.end, x);
-        draw_step_line(canvas, &env, &y_threads, x0, style::GOAL_LINE, true);
+    if let Some(env) = &goal {
+        draw_step_line(canvas, env, &y_threads, x0, style::GOAL_LINE, true);
     }
     // Thread creations on the threads line, coloured by reason; smaller
     // when they crowd, and one per reason per bucket of pixels.
-    let spacing = x.width / (t.creations.len() as i32).max(1);
+    let shown = t.creations.iter().filter(|m| x.shows(m.at)).count();
+    let spacing = x.width / (shown as i32).max(1);
     let r = (spacing / 4).clamp(2, 4);
     let mut last_bucket: Vec<Option<i32>> = vec![None; style::REASONS.len()];
     for m in &t.creations {
         let px = x.x(m.at);
-        if px < x0 || px > x1 {
+        if !x.shows(m.at) || px < x0 || px > x1 {
             continue;
         }
         let ri = style::REASONS
@@ -954,45 +1063,40 @@ fn draw_counts(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale, ticks: &[u
         );
     }
     canvas.outline(x0 - 1, y0, x1 + 1, y1, style::FRAME);
-    // Scales: threads on the left, queue on the right.
+    // Scales: threads on the left, queue on the right, each named above.
+    let label_y = |yy: i32| yy.clamp(y0 + 6, y1 - 4);
+    for &v in &yticks.at {
+        let yy = y_threads(v as f64);
+        canvas.rect(x0 - 5, yy, x0 - 1, yy + 1, style::FRAME);
+        canvas.text(
+            (x0 - 8, label_y(yy)),
+            thousands(v),
+            11,
+            style::THREADS_LINE,
+            Anchor::RightMiddle,
+        );
+    }
     canvas.text(
-        (x0 - 9, y0 + 6),
-        thousands(ymax as u64),
-        11,
-        style::THREADS_LINE,
-        Anchor::RightMiddle,
-    );
-    canvas.text(
-        (x0 - 9, y1 - 4),
-        "0",
-        11,
-        style::THREADS_LINE,
-        Anchor::RightMiddle,
-    );
-    canvas.text(
-        (x0 - 9, (y0 + y1) / 2),
+        (x0 - 8, y0 - 7),
         "threads",
         10,
         style::THREADS_LINE,
         Anchor::RightMiddle,
     );
-    if !t.queue.is_empty() {
+    if queued.is_some() {
+        for &v in &qticks.at {
+            let yy = y_queue(v as f64);
+            canvas.rect(x1 + 1, yy, x1 + 5, yy + 1, style::FRAME);
+            canvas.text(
+                (x1 + 8, label_y(yy)),
+                thousands(v),
+                11,
+                style::QUEUE_TEXT,
+                Anchor::LeftMiddle,
+            );
+        }
         canvas.text(
-            (x1 + 8, y0 + 6),
-            thousands(qmax as u64),
-            11,
-            style::QUEUE_TEXT,
-            Anchor::LeftMiddle,
-        );
-        canvas.text(
-            (x1 + 8, y1 - 4),
-            "0",
-            11,
-            style::QUEUE_TEXT,
-            Anchor::LeftMiddle,
-        );
-        canvas.text(
-            (x1 + 8, (y0 + y1) / 2),
+            (x1 + 8, y0 - 7),
             "queued",
             10,
             style::QUEUE_TEXT,
@@ -1016,6 +1120,8 @@ enum LegendEntry {
     Group(usize),
     Phase(Phase, &'static str),
     Reason(ThreadReason),
+    Idle,
+    ProbeQueued,
     Probe,
     Threads,
     Goal,
@@ -1032,6 +1138,8 @@ impl Legend {
         let mut items_only = false;
         let mut reasons_present = [false; style::REASONS.len()];
         let mut probes = false;
+        let mut probe_marks = false;
+        let mut lanes = false;
         let (mut goal, mut queue) = (false, false);
         // A phase is listed when its segments add up to a few pixels.
         let pixel_ns = (x.t1 - x.t0) / x.width.max(1) as u64;
@@ -1043,17 +1151,21 @@ impl Legend {
                 }
             }
             items_only |= t.source == SegmentSource::Items && t.segment_count() > 0;
+            lanes |= !t.lanes.is_empty();
             for lane in &t.lanes {
-                if let Some(i) = style::REASONS.iter().position(|r| *r == lane.reason) {
+                if let Some(i) = style::REASONS.iter().position(|r| *r == lane.reason)
+                    && x.shows(lane.created)
+                {
                     reasons_present[i] = true;
                 }
                 if t.source == SegmentSource::Phases {
                     for s in &lane.segments {
-                        phase_ns[phase_index(s.phase)] += s.end.since(s.start).as_nanos();
+                        phase_ns[phase_index(s.phase)] += x.overlap_ns(s.start, s.end);
                     }
                 }
             }
             probes |= !t.probes.is_empty();
+            probe_marks |= t.probes.iter().any(|p| x.shows(p.queued)) && probe_marks_drawn(t, x);
             goal |= t.threads.iter().any(|c| c.goal.is_some());
             queue |= !t.queue.is_empty();
         }
@@ -1077,8 +1189,11 @@ impl Legend {
                 .filter(|(p, _)| phase_ns[phase_index(*p)] >= 3 * pixel_ns.max(1))
                 .map(|(p, l)| LegendEntry::Phase(*p, l)),
         );
+        if lanes {
+            phases.push(LegendEntry::Idle);
+        }
         if !phases.is_empty() {
-            sections.push(("Bar style", phases));
+            sections.push(("Lanes", phases));
         }
         let reasons: Vec<LegendEntry> = style::REASONS
             .iter()
@@ -1098,7 +1213,12 @@ impl Legend {
         }
         sections.push(("Lower chart", counts));
         if probes {
-            sections.push(("Probes", vec![LegendEntry::Probe]));
+            let mut entries = Vec::new();
+            if probe_marks {
+                entries.push(LegendEntry::ProbeQueued);
+            }
+            entries.push(LegendEntry::Probe);
+            sections.push(("Probes", entries));
         }
         let indent = sections
             .iter()
@@ -1145,6 +1265,8 @@ impl Legend {
             LegendEntry::Group(i) => 18 + tw(&self.groups[*i]) + 22,
             LegendEntry::Phase(_, label) => 34 + tw(label) + 22,
             LegendEntry::Reason(r) => 14 + tw(r.name()) + 22,
+            LegendEntry::Idle => 34 + tw(IDLE_LABEL) + 22,
+            LegendEntry::ProbeQueued => 14 + tw(PROBE_QUEUED_LABEL) + 22,
             LegendEntry::Probe => 34 + tw(PROBE_LABEL) + 22,
             LegendEntry::Threads => 26 + tw(THREADS_LABEL) + 22,
             LegendEntry::Goal => 26 + tw(GOAL_LABEL) + 22,
@@ -1210,6 +1332,29 @@ impl Legend {
                             Anchor::LeftMiddle,
                         );
                     }
+                    LegendEntry::Idle => {
+                        canvas.rect(x, yc - 6, x + 28, yc + 7, style::ALIVE);
+                        canvas.text(
+                            (x + 34, yc),
+                            IDLE_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
+                    LegendEntry::ProbeQueued => {
+                        canvas.polygon(
+                            vec![(x, yc - 4), (x + 8, yc - 4), (x + 4, yc + 2)],
+                            style::PROBE_FAST.mix(Rgb(0, 0, 0), 0.25),
+                        );
+                        canvas.text(
+                            (x + 14, yc),
+                            PROBE_QUEUED_LABEL,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
                     LegendEntry::Probe => {
                         canvas.rect(x, yc - 3, x + 14, yc + 3, style::PROBE_FAST);
                         canvas.rect(x + 14, yc - 3, x + 28, yc + 3, style::PROBE_SLOW);
@@ -1259,8 +1404,10 @@ impl Legend {
     }
 }
 
-const PROBE_LABEL: &str =
-    "main thread queued a probe → a pool thread ran it (green: quick, red: a second or more)";
+const IDLE_LABEL: &str = "idle (thread exists, no work)";
+const PROBE_QUEUED_LABEL: &str =
+    "a responsiveness probe: the main thread queues a tiny work item here";
+const PROBE_LABEL: &str = "its wait, queued → started on a pool thread: its latency (green: quick, red: a second or more)";
 const THREADS_LABEL: &str = "threads existing (left scale; ◆ a thread created)";
 const GOAL_LABEL: &str = "the policy's thread goal";
 const QUEUE_LABEL: &str = "work items queued (right scale)";

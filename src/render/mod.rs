@@ -35,6 +35,9 @@ pub enum RenderError {
     Empty,
     #[error("chart size: {0}")]
     Size(String),
+    /// A [`ChartOptions::time_range`] that cannot be drawn.
+    #[error("chart window: {0}")]
+    Window(String),
     #[error("drawing the chart failed: {0}")]
     Draw(String),
     #[error("encoding the PNG failed: {0}")]

@@ -76,7 +76,7 @@ pub struct PoolSettings {
     pub max_threads: Option<u32>,
     /// Offset of the first gate-thread tick after the first thread request.
     /// `None` = drawn from the run's seed in `[0, period)`. Set it when a
-    /// published run fixes the phase (REFERENCE.md, seed 001).
+    /// published run fixes the phase (seed 001, docs/reference.md#seed-001).
     pub gate_phase: Option<SimDuration>,
 }
 

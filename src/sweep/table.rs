@@ -101,7 +101,61 @@ pub const METRICS: &[Metric] = &[
         about: "pool CPU use over the makespan, 0-1",
         get: |s, _| s.cpu_utilization,
     },
+    Metric {
+        name: "start_delay_p99_ms",
+        about: "99th percentile start delay, ms",
+        get: |s, _| Some(s.start_delay_ms.p99),
+    },
+    Metric {
+        name: "latency_p50_ms",
+        about: "median latency (finished - queued), ms",
+        get: |s, _| Some(s.latency_ms.p50),
+    },
+    Metric {
+        name: "latency_p95_ms",
+        about: "95th percentile latency, ms",
+        get: |s, _| Some(s.latency_ms.p95),
+    },
+    Metric {
+        name: "latency_p99_ms",
+        about: "99th percentile latency, ms",
+        get: |s, _| Some(s.latency_ms.p99),
+    },
+    Metric {
+        name: "latency_max_ms",
+        about: "longest latency, ms",
+        get: |s, _| Some(s.latency_ms.max),
+    },
+    Metric {
+        name: "time_starved_ms",
+        about: "time with work queued and not yet taken by a thread, ms",
+        get: |s, _| Some(s.time_starved_ms),
+    },
+    Metric {
+        name: "threads_created_demand",
+        about: "threads created at once, below the goal (min threads)",
+        get: |s, _| by_reason(s, "demand"),
+    },
+    Metric {
+        name: "threads_created_starvation",
+        about: "threads added by the starvation rule (gate / monitor thread)",
+        get: |s, _| by_reason(s, "starvation"),
+    },
+    Metric {
+        name: "threads_created_hill_climbing",
+        about: "threads added after hill climbing raised the goal",
+        get: |s, _| by_reason(s, "hill-climbing"),
+    },
+    Metric {
+        name: "threads_created_cooperative_blocking",
+        about: "threads added for cooperative blocking (.NET 6+)",
+        get: |s, _| by_reason(s, "cooperative-blocking"),
+    },
 ];
+
+fn by_reason(s: &Summary, reason: &str) -> Option<f64> {
+    count(s.threads_created_by_reason.get(reason).copied().unwrap_or(0))
+}
 
 /// The metric named `name`, or an error listing the names.
 pub fn metric_index(name: &str) -> Result<usize, String> {

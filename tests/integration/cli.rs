@@ -74,7 +74,8 @@ fn policy_and_seed_flags_override_the_scenario() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["seed"], 9);
-    assert_eq!(v["policy"], "net-classic");
+    // The name the user gave, not the file's canonical one.
+    assert_eq!(v["policy"], "net5");
 }
 
 #[test]
@@ -242,7 +243,8 @@ fn compare_writes_identical_charts_twice_and_refuses_bad_formats() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains("net-classic") && out.contains("net6"), "{out}");
+        assert!(out.contains("net5") && out.contains("net6"), "{out}");
+        assert!(!out.contains("net-classic"), "the name given is shown: {out}");
     }
     let png = std::fs::read(&a).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
@@ -310,4 +312,212 @@ fn a_run_past_its_event_budget_says_so_and_exits_3() {
         out.contains("event budget") && out.contains("--max-events"),
         "{out}"
     );
+}
+
+#[test]
+fn compare_exits_3_and_says_why_when_a_policy_does_not_complete() {
+    let dir = temp_dir("compare-deadlock");
+    let file = dir.join("dl.toml");
+    // Four pool threads in Task.Delay(100).Wait(), max_threads 4: the
+    // timers' callbacks need a fifth thread (deadlock under both names of
+    // the classic pool).
+    std::fs::write(
+        &file,
+        "[machine]\ncores = 2\n[pool]\npolicy = \"net5\"\nmax_threads = 4\n\
+         [[group]]\ncount = 10\nbody = [ { wait_ms = 100 } ]\n",
+    )
+    .unwrap();
+    let o = poolsim(&["compare", file.to_str().unwrap(), "-p", "net5", "-p", "net-classic"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("net5: the run did not complete"), "{out}");
+    assert!(out.contains("DEADLOCK"), "{out}");
+    assert!(stderr(&o).contains("did not complete"), "{}", stderr(&o));
+    // A completing comparison still exits 0.
+    let ok = poolsim(&["compare", "scenarios/seed-001-burst.toml", "-p", "net5"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+}
+
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_poolsim"))
+        .args(["run", "scenarios/seed-001-burst.toml", "--items", "100000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped: the pipe is closed, as by `| head -1`.
+    let o = child.wait_with_output().unwrap();
+    assert!(first.contains("item"), "{first}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(o.status.code(), Some(101), "{err}");
+}
+
+#[test]
+fn long_durations_read_in_minutes_and_an_incomplete_run_claims_no_makespan() {
+    let dir = temp_dir("long");
+    let file = dir.join("long.toml");
+    std::fs::write(
+        &file,
+        "[machine]\ncores = 2\n[[group]]\ncount = 2\nbody = [ { sleep_ms = 125300 } ]\n",
+    )
+    .unwrap();
+    let o = poolsim(&["run", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("makespan      2 min 05."), "{out}");
+    let o = poolsim(&["run", file.to_str().unwrap(), "--until-ms", "1000"]);
+    assert_eq!(o.status.code(), Some(3));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("makespan      - (the run did not complete"), "{out}");
+    let o = poolsim(&["run", file.to_str().unwrap(), "--until-ms", "1000", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["makespan_ms"].is_null(), "{v}");
+    assert_eq!(v["outcome"]["kind"], "time-limit");
+}
+
+#[test]
+fn items_shows_the_first_n_and_says_how_many_are_hidden() {
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--items", "3"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    let rows = out.lines().filter(|l| l.contains("sleepers")).count();
+    assert_eq!(rows, 3, "{out}");
+    assert!(out.contains("7 more items not shown (--items 10"), "{out}");
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--items", "0"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("sleepers"), "{out}");
+}
+
+#[test]
+fn run_json_has_latency_reasons_time_starved_and_the_verdict() {
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in ["p50", "p95", "p99", "max"] {
+        assert!(v["latency_ms"][key].is_number(), "{v}");
+    }
+    assert!(v["start_delay_ms"]["p99"].is_number(), "{v}");
+    assert_eq!(v["threads_created_by_reason"]["starvation"], 4);
+    assert_eq!(v["threads_created_by_reason"]["demand"], 4);
+    assert!(v["time_starved_ms"].as_f64().unwrap() > 3900.0, "{v}");
+    assert_eq!(v["starvation"]["starved"], true);
+}
+
+#[test]
+fn run_states_the_starvation_verdict_with_cause_and_fix() {
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("STARVATION: the starvation rule added 4 threads"), "{out}");
+    assert!(out.contains("likely cause: pool threads blocked in Thread.Sleep(4000)"), "{out}");
+    assert!(out.contains("fix: ThreadPool.SetMinThreads(10"), "{out}");
+    assert!(out.contains("time starved"), "{out}");
+}
+
+#[test]
+fn run_writes_dotnet_counters_csv() {
+    let dir = temp_dir("counters");
+    let path = dir.join("c.csv");
+    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--counters", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert!(csv.starts_with("Timestamp,Provider,Counter Name,Counter Type,Mean/Increment\n"));
+    assert!(csv.contains(",System.Runtime,threadpool-queue-length,Metric,"), "{csv}");
+    let bad = poolsim(&["run", "scenarios/seed-001-burst.toml", "--counters", "x.png"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn help_teaches_with_examples_and_exit_codes() {
+    for cmd in ["run", "compare", "sweep", "explain", "new", "reproduce"] {
+        let o = poolsim(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd}");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("Exit codes:"), "{cmd}: {out}");
+        if cmd != "reproduce" {
+            assert!(out.contains("Examples:"), "{cmd}: {out}");
+        }
+    }
+    let o = poolsim(&["--help"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("poolsim new my.toml"), "{out}");
+    let o = poolsim(&["compare", "--help"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("two or more"), "{out}");
+}
+
+#[test]
+fn new_writes_a_starter_that_runs_and_never_overwrites_unasked() {
+    let dir = temp_dir("new");
+    let path = dir.join("my.toml");
+    let o = poolsim(&["new", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("[[group]]") && text.contains("sleep_ms"), "{text}");
+    let run = poolsim(&["run", path.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    std::fs::write(&path, "mine").unwrap();
+    let again = poolsim(&["new", path.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+    let forced = poolsim(&["new", path.to_str().unwrap(), "--force"]);
+    assert!(forced.status.success());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn reproduce_says_why_a_known_miss_fails() {
+    let o = poolsim(&["reproduce", "003"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("FAIL"), "{out}");
+    assert!(out.contains("known miss: first probe"), "{out}");
+}
+
+#[test]
+fn sweep_writes_no_file_unasked_and_tabulates_the_metrics_it_was_given() {
+    let dir = temp_dir("sweep-unasked");
+    let scenario = repo_path("scenarios/seed-001-burst.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_poolsim"))
+        .args([
+            "sweep",
+            scenario.to_str().unwrap(),
+            "--set",
+            "pool.min_threads=4,10",
+            "--metric",
+            "threads_created_starvation",
+            "--best",
+            "minimize makespan_ms subject to time_starved_ms < 100",
+            "-q",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "wrote a file: {out}");
+    assert!(out.contains("wrote no file"), "{out}");
+    let header = out.lines().find(|l| l.starts_with("policy")).unwrap();
+    for m in ["threads_created_starvation", "makespan_ms", "time_starved_ms"] {
+        assert!(header.contains(m), "{header}");
+    }
+    // The chart's default title is the scenario's name.
+    let svg = dir.join("s.svg");
+    let o = Command::new(env!("CARGO_BIN_EXE_poolsim"))
+        .args(["sweep", scenario.to_str().unwrap(), "--set", "pool.min_threads=4,10", "-q", "--svg", svg.to_str().unwrap()])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("by pool.min_threads"), "title");
+    assert!(!svg.contains("poolsim sweep of"), "title");
 }

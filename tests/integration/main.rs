@@ -1,18 +1,22 @@
 //! poolsim's integration tests: one binary, a file per behaviour.
 
+mod answers;
 mod cli;
 mod common;
 mod corpus;
 mod deadlock;
 mod determinism;
+mod explain;
 mod fuzz;
 mod invariants;
 mod measure;
 mod metamorphic;
+mod nettrace;
 mod render;
 mod reproduce;
 mod scenario_errors;
 mod seed_001;
 mod shapes;
+mod standalone;
 mod sweep;
 mod validation;

@@ -7,7 +7,7 @@ use poolsim::engine::{self, SimOptions};
 use poolsim::policy::file::resolve_policy;
 use poolsim::render::{ChartOptions, RenderError, SegmentSource, Timeline, render_png, render_svg};
 use poolsim::scenario::load::parse_scenario;
-use poolsim::time::SimTime;
+use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{
     CountSample, EventLog, ItemRecord, Phase, ProbeRecord, ThreadReason, ThreadRecord, Trace,
     TraceEvent,
@@ -260,6 +260,125 @@ fn stacked_panels_share_the_time_axis_and_can_be_zoomed() {
     decode_png(&render_png(&two, &zoom).unwrap());
 }
 
+/// The text of every `<text>` element of an SVG, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+fn window(from_ms: u64, to: SimTime) -> ChartOptions {
+    ChartOptions {
+        time_range: Some((SimTime::from_ms(from_ms), to)),
+        ..ChartOptions::default()
+    }
+}
+
+#[test]
+fn a_window_clips_the_chart_and_says_it_is_a_window() {
+    // Items #0-#3 sleep 0-4 s on the first four threads, #8 and #9 start
+    // on two of them at 4 s.
+    let panels = vec![panel("a", BURST)];
+    let full = render_png(&panels, &ChartOptions::default()).unwrap();
+    let part = render_png(&panels, &window(5000, SimTime::MAX)).unwrap();
+    assert_ne!(full, part);
+    decode_png(&part);
+
+    let texts = svg_texts(&render_svg(&panels, &window(5000, SimTime::MAX)).unwrap());
+    let header = texts
+        .iter()
+        .find(|t| t.contains("policy: net-classic"))
+        .unwrap();
+    // An open end stops at the run's end; the header names the window and
+    // does not claim the run ends at its end.
+    assert!(
+        header.starts_with("window 5–8 s of a run whose last item ends at 8.00 s"),
+        "{header}"
+    );
+    // Bars crossing the left edge are drawn (and labelled) from it; bars
+    // before the window are not.
+    assert!(texts.iter().any(|t| t == "#8"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "#0"), "{texts:?}");
+    // The time axis spans the window only.
+    assert!(texts.iter().any(|t| t == "5.0"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "8.0"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "4.0"), "{texts:?}");
+    // No thread is created in the window: no creation reasons listed.
+    assert!(
+        !texts.iter().any(|t| t == "Thread created by:"),
+        "{texts:?}"
+    );
+
+    let whole = svg_texts(&render_svg(&panels, &ChartOptions::default()).unwrap());
+    assert!(
+        whole
+            .iter()
+            .any(|t| t.ends_with("last item ends at 8.00 s"))
+    );
+    assert!(!whole.iter().any(|t| t.contains("window")));
+    assert!(whole.iter().any(|t| t == "#0"));
+
+    // A short window is in ms, on the ms axis.
+    let texts = svg_texts(&render_svg(&panels, &window(500, SimTime::from_ms(1500))).unwrap());
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("window 500–1500 ms of a run")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t == "time (ms)"), "{texts:?}");
+}
+
+#[test]
+fn an_empty_or_inverted_window_is_an_error() {
+    let panels = vec![panel("a", BURST)];
+    for (from, to) in [(1000, 1000), (2000, 1000)] {
+        let err = render_png(&panels, &window(from, SimTime::from_ms(to))).unwrap_err();
+        assert!(matches!(err, RenderError::Window(_)), "{err:?}");
+        assert!(err.to_string().contains("must be before its end"), "{err}");
+    }
+    // Starting where the run has ended leaves nothing to draw.
+    let err = render_svg(&panels, &window(9000, SimTime::MAX)).unwrap_err();
+    assert!(matches!(err, RenderError::Window(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("after the end of the run"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_legend_explains_idle_lanes_and_probe_marks() {
+    let texts = svg_texts(&render_svg(&[panel("waits", WAITS)], &ChartOptions::default()).unwrap());
+    for entry in [
+        "idle (thread exists, no work)",
+        "a responsiveness probe: the main thread queues a tiny work item here",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == entry),
+            "no {entry:?} in {texts:?}"
+        );
+    }
+    assert!(texts.iter().any(|t| t.contains("queued → started")));
+    // Without probes, no probe entries.
+    let texts = svg_texts(&render_svg(&[panel("a", BURST)], &ChartOptions::default()).unwrap());
+    assert!(texts.iter().any(|t| t == "idle (thread exists, no work)"));
+    assert!(!texts.iter().any(|t| t.contains("probe")), "{texts:?}");
+}
+
+#[test]
+fn the_counts_chart_has_four_or_more_thread_ticks() {
+    // The burst peaks at 8 threads: 0, 2, 4, 6, 8 on the left scale, named
+    // above it; the axis name "time (s)" is its own text, under the ticks.
+    let texts = svg_texts(&render_svg(&[panel("a", BURST)], &ChartOptions::default()).unwrap());
+    let at = texts.iter().position(|t| t == "threads").unwrap();
+    assert_eq!(texts[at - 5..at], ["0", "2", "4", "6", "8"], "{texts:?}");
+    assert!(texts.iter().any(|t| t == "time (s)"));
+}
+
 #[test]
 fn impossible_charts_are_errors_not_panics() {
     let opts = ChartOptions::default();
@@ -366,17 +485,24 @@ fn odd_and_partial_traces_render_without_panicking() {
     });
     let t = Timeline::build(&trace, None);
     assert_eq!(t.lanes.len(), 10);
-    for range in [
-        None,
-        Some((SimTime(0), SimTime(1))),
-        Some((SimTime::from_ms(5), SimTime::from_ms(1))),
-        Some((SimTime::from_ms(500), SimTime::from_ms(900))),
+    let half = SimTime(t.end.as_nanos() / 2);
+    let after = t.end + SimDuration::from_ms(1);
+    for (range, ok) in [
+        (None, true),
+        (Some((SimTime(0), SimTime(1))), true),
+        (Some((half, after)), true),
+        (Some((SimTime::from_ms(5), SimTime::from_ms(1))), false),
+        (Some((after, after + SimDuration::from_ms(400))), false),
     ] {
         let opts = ChartOptions {
             time_range: range,
             ..ChartOptions::default()
         };
-        decode_png(&render_png(&[("odd".into(), t.clone())], &opts).unwrap());
+        match render_png(&[("odd".into(), t.clone())], &opts) {
+            Ok(png) if ok => _ = decode_png(&png),
+            Err(RenderError::Window(_)) if !ok => {}
+            other => panic!("{range:?}: {:?}", other.map(|p| p.len())),
+        }
     }
     serde_json::from_str::<Value>(&chrome_trace_json(&trace, None)).unwrap();
 }

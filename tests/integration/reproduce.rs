@@ -1,27 +1,14 @@
-//! `poolsim reproduce`: every row of REFERENCE.md, published vs simulated.
+//! `poolsim reproduce`: every row of docs/reference.md, published vs simulated.
 //!
 //! Every row must pass, except the misses listed below: each is a row the
 //! current models do not meet, with the reason; the test also fails if one
 //! of them starts passing, so the list stays true. Tolerances are
-//! REFERENCE.md's and are not changed here.
+//! docs/reference.md's and are not changed here.
 
-use poolsim::reproduce::{Row, reproduce};
-
-/// (seed, case, policy): rows the models miss today, and why.
-const KNOWN_MISSES: &[(&str, &str, &str)] = &[
-    // Async demo, unthrottled: first probe 4.25 s (published 4.28 s) but the
-    // run ends at 7.22 s (published 7.01 s, +3 %), so the probe is 58.9 % of
-    // the run against the rule's 60 % (the published run: 61.1 %). Seeds 1-30
-    // give 58.4-59.8 %. The model's tail after the first probe is 10 % slower
-    // than the real one (2.47 s vs 2.23 s): fewer threads late in the run;
-    // which injection the real pool made there is not known.
-    ("003", "async, unthrottled", "net-classic"),
-];
+use poolsim::reproduce::{KNOWN_MISSES, Row, reproduce};
 
 fn known_miss(r: &Row) -> bool {
-    KNOWN_MISSES
-        .iter()
-        .any(|(s, c, p)| r.seed == *s && r.case == *c && r.policy == *p)
+    poolsim::reproduce::known_miss(r).is_some()
 }
 
 #[test]

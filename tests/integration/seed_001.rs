@@ -1,7 +1,7 @@
-//! Seed 001 (REFERENCE.md): 10 × Thread.Sleep(4000) on 4 cores under the
+//! Seed 001 (docs/reference.md#seed-001): 10 × Thread.Sleep(4000) on 4 cores under the
 //! classic pool, default min threads and SetMinThreads(20).
 //!
-//! Tolerance from REFERENCE.md: each start within ±150 ms after one constant
+//! Tolerance from docs/reference.md: each start within ±150 ms after one constant
 //! startup offset (the published run's ~30 ms before the first item ran);
 //! makespan within ±5 %.
 

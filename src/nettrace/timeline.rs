@@ -1,0 +1,392 @@
+//! The real pool's timeline, built from decoded events: thread count over
+//! time, every goal adjustment with its reason, which reason the created
+//! threads are owed to, the starvation injections.
+//!
+//! It keeps one entry per adjustment and per thread start or stop (the
+//! output itself), and counts everything else (samples, work items).
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::Read;
+
+use serde::Serialize;
+
+use super::error::NetTraceError;
+use super::events::{AdjustmentReason, PoolEvent, TimedEvent};
+use super::reader::TraceInfo;
+
+/// The key of [`PoolTimeline::threads_created_by_reason`] for threads
+/// created with no goal increase to owe them to: start-up threads up to the
+/// minimum, and replacements of exited threads.
+pub const WITHIN_GOAL: &str = "WithinGoal";
+
+/// Worker thread ids remembered for the distinct-thread count; more are
+/// not counted.
+const MAX_DISTINCT_THREADS: usize = 1 << 16;
+
+/// The pool's limits (ThreadPoolMinMaxThreads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MinMaxThreads {
+    pub time_ns: i64,
+    pub min_workers: u16,
+    pub max_workers: u16,
+    pub min_io: u16,
+    pub max_io: u16,
+}
+
+/// A change of the existing worker threads (a start or a stop).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ThreadCountPoint {
+    pub time_ns: i64,
+    /// Worker threads existing after the change.
+    pub count: u32,
+    /// +1 a start, -1 a stop.
+    pub change: i8,
+    pub thread_id: u64,
+    /// For a start: the reason it is owed to (see
+    /// [`PoolTimeline::threads_created_by_reason`]).
+    pub owed_to: Option<String>,
+}
+
+/// Whether an adjustment raised, lowered or kept the goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum GoalChange {
+    Raised,
+    Lowered,
+    Kept,
+    /// The first goal seen, with no earlier goal or minimum to compare.
+    First,
+}
+
+/// One ThreadPoolWorkerThreadAdjustmentAdjustment.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Adjustment {
+    pub time_ns: i64,
+    pub new_count: u32,
+    /// The goal before (the previous adjustment's, else the minimum).
+    pub previous_count: Option<u32>,
+    pub change: GoalChange,
+    pub reason: AdjustmentReason,
+    pub average_throughput: f64,
+}
+
+/// A goal increase by the starvation rule (or cooperative blocking).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Injection {
+    pub time_ns: i64,
+    pub new_count: u32,
+    pub previous_count: Option<u32>,
+}
+
+/// What a trace says the pool did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PoolTimeline {
+    /// The trace's header and reader counts (set by [`PoolTimeline::read`]).
+    pub trace: Option<TraceInfo>,
+    /// Time of the first and last decoded thread-pool event.
+    pub first_event_ns: Option<i64>,
+    pub last_event_ns: Option<i64>,
+    /// The last ThreadPoolMinMaxThreads.
+    pub min_max: Option<MinMaxThreads>,
+    /// Most worker threads existing at once (ActiveWorkerThreadCount of
+    /// the start, stop and wait events).
+    pub peak_threads: u32,
+    /// When the peak was first reached.
+    pub peak_threads_at_ns: Option<i64>,
+    pub threads_started: u64,
+    pub threads_stopped: u64,
+    /// Distinct OS threads that started or waited as pool workers.
+    pub distinct_worker_threads: u64,
+    /// Every start and stop, in time order.
+    pub thread_count: Vec<ThreadCountPoint>,
+    /// Every goal adjustment, in time order.
+    pub adjustments: Vec<Adjustment>,
+    /// Sum of the goal increases, by reason name.
+    pub goal_raised_by_reason: BTreeMap<String, u64>,
+    /// Thread starts, each owed to the oldest goal increase not yet used
+    /// by a start ([`WITHIN_GOAL`] when there is none).
+    pub threads_created_by_reason: BTreeMap<String, u64>,
+    /// Adjustments by reason name.
+    pub adjustments_by_reason: BTreeMap<String, u64>,
+    /// Goal increases with reason Starvation.
+    pub starvation_injections: Vec<Injection>,
+    /// Goal increases with reason CooperativeBlocking.
+    pub cooperative_blocking_injections: Vec<Injection>,
+    /// The goal after the last adjustment.
+    pub final_goal: Option<u32>,
+    pub throughput_samples: u64,
+    pub stats_events: u64,
+    pub max_working_threads: Option<u32>,
+    pub enqueued: u64,
+    pub dequeued: u64,
+    #[serde(skip)]
+    credits: VecDeque<(AdjustmentReason, u32)>,
+    #[serde(skip)]
+    workers: BTreeSet<u64>,
+}
+
+fn bump(map: &mut BTreeMap<String, u64>, key: String, by: u64) {
+    let v = map.entry(key).or_insert(0);
+    *v = v.saturating_add(by);
+}
+
+impl PoolTimeline {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads a trace and builds its timeline.
+    pub fn read<R: Read>(r: R) -> Result<Self, NetTraceError> {
+        let mut t = PoolTimeline::new();
+        let info = super::read_events(r, |e| t.push(&e))?;
+        t.trace = Some(info);
+        Ok(t)
+    }
+
+    /// Builds a timeline from events in time order.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a TimedEvent>) -> Self {
+        let mut t = PoolTimeline::new();
+        for e in events {
+            t.push(e);
+        }
+        t
+    }
+
+    /// The goal before an adjustment: the last one's, else the minimum.
+    fn current_goal(&self) -> Option<u32> {
+        self.final_goal
+            .or_else(|| self.min_max.map(|m| u32::from(m.min_workers)))
+    }
+
+    fn see_count(&mut self, active: u32, time_ns: i64) {
+        if active > self.peak_threads {
+            self.peak_threads = active;
+            self.peak_threads_at_ns = Some(time_ns);
+        }
+    }
+
+    fn see_worker(&mut self, thread: u64) {
+        if self.workers.len() < MAX_DISTINCT_THREADS && self.workers.insert(thread) {
+            self.distinct_worker_threads += 1;
+        }
+    }
+
+    /// Adds one event (events must come in time order).
+    pub fn push(&mut self, e: &TimedEvent) {
+        let t = e.time_ns;
+        self.first_event_ns = Some(self.first_event_ns.map_or(t, |f| f.min(t)));
+        self.last_event_ns = Some(self.last_event_ns.map_or(t, |l| l.max(t)));
+        match e.event {
+            PoolEvent::WorkerThreadStart { active, .. } => {
+                self.threads_started += 1;
+                self.see_count(active, t);
+                self.see_worker(e.thread_id);
+                let reason = match self.credits.front_mut() {
+                    Some((reason, n)) => {
+                        let r = *reason;
+                        *n -= 1;
+                        if *n == 0 {
+                            self.credits.pop_front();
+                        }
+                        r.name()
+                    }
+                    None => WITHIN_GOAL.to_string(),
+                };
+                bump(&mut self.threads_created_by_reason, reason.clone(), 1);
+                self.thread_count.push(ThreadCountPoint {
+                    time_ns: t,
+                    count: active,
+                    change: 1,
+                    thread_id: e.thread_id,
+                    owed_to: Some(reason),
+                });
+            }
+            PoolEvent::WorkerThreadStop { active, .. } => {
+                self.threads_stopped += 1;
+                self.see_count(active, t);
+                self.thread_count.push(ThreadCountPoint {
+                    time_ns: t,
+                    count: active,
+                    change: -1,
+                    thread_id: e.thread_id,
+                    owed_to: None,
+                });
+            }
+            PoolEvent::WorkerThreadWait { active, .. } => {
+                self.see_count(active, t);
+                self.see_worker(e.thread_id);
+            }
+            PoolEvent::Adjustment {
+                average_throughput,
+                new_count,
+                reason,
+            } => {
+                let previous = self.current_goal();
+                let change = match previous {
+                    None => GoalChange::First,
+                    Some(p) if new_count > p => GoalChange::Raised,
+                    Some(p) if new_count < p => GoalChange::Lowered,
+                    Some(_) => GoalChange::Kept,
+                };
+                match (change, previous) {
+                    (GoalChange::Raised, Some(p)) => {
+                        let up = new_count - p;
+                        bump(
+                            &mut self.goal_raised_by_reason,
+                            reason.name(),
+                            u64::from(up),
+                        );
+                        self.credits.push_back((reason, up));
+                        let injection = Injection {
+                            time_ns: t,
+                            new_count,
+                            previous_count: previous,
+                        };
+                        match reason {
+                            AdjustmentReason::Starvation => {
+                                self.starvation_injections.push(injection)
+                            }
+                            AdjustmentReason::CooperativeBlocking => {
+                                self.cooperative_blocking_injections.push(injection)
+                            }
+                            _ => {}
+                        }
+                    }
+                    (GoalChange::Lowered, Some(p)) => {
+                        // A lower goal withdraws the newest unused increases.
+                        let mut down = p - new_count;
+                        while down > 0 {
+                            let Some((_, n)) = self.credits.back_mut() else {
+                                break;
+                            };
+                            let k = (*n).min(down);
+                            *n -= k;
+                            down -= k;
+                            if *n == 0 {
+                                self.credits.pop_back();
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                bump(&mut self.adjustments_by_reason, reason.name(), 1);
+                self.adjustments.push(Adjustment {
+                    time_ns: t,
+                    new_count,
+                    previous_count: previous,
+                    change,
+                    reason,
+                    average_throughput,
+                });
+                self.final_goal = Some(new_count);
+            }
+            PoolEvent::AdjustmentSample { .. } => self.throughput_samples += 1,
+            PoolEvent::AdjustmentStats(_) => self.stats_events += 1,
+            PoolEvent::MinMaxThreads {
+                min_workers,
+                max_workers,
+                min_io,
+                max_io,
+            } => {
+                self.min_max = Some(MinMaxThreads {
+                    time_ns: t,
+                    min_workers,
+                    max_workers,
+                    min_io,
+                    max_io,
+                });
+            }
+            PoolEvent::WorkingThreadCount { count } => {
+                self.max_working_threads =
+                    Some(self.max_working_threads.map_or(count, |m| m.max(count)));
+            }
+            PoolEvent::Enqueue { .. } => self.enqueued += 1,
+            PoolEvent::Dequeue { .. } => self.dequeued += 1,
+        }
+    }
+
+    /// Span from the first to the last thread-pool event.
+    pub fn duration_ns(&self) -> i64 {
+        match (self.first_event_ns, self.last_event_ns) {
+            (Some(f), Some(l)) => l.saturating_sub(f),
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(time_ms: i64, thread_id: u64, event: PoolEvent) -> TimedEvent {
+        TimedEvent {
+            time_ns: time_ms * 1_000_000,
+            qpc: time_ms,
+            thread_id,
+            clr_instance_id: Some(0),
+            event,
+        }
+    }
+
+    fn adj(new_count: u32, reason: u32) -> PoolEvent {
+        PoolEvent::Adjustment {
+            average_throughput: 1.0,
+            new_count,
+            reason: AdjustmentReason::from_code(reason),
+        }
+    }
+
+    fn start(active: u32) -> PoolEvent {
+        PoolEvent::WorkerThreadStart { active, retired: 0 }
+    }
+
+    #[test]
+    fn creations_are_owed_to_the_raise_before_them() {
+        let events = [
+            ev(
+                0,
+                1,
+                PoolEvent::MinMaxThreads {
+                    min_workers: 2,
+                    max_workers: 100,
+                    min_io: 2,
+                    max_io: 100,
+                },
+            ),
+            ev(1, 10, start(1)),
+            ev(1, 11, start(2)),
+            ev(500, 1, adj(3, 6)),
+            ev(501, 12, start(3)),
+            ev(1000, 1, adj(4, 6)),
+            ev(1001, 13, start(4)),
+            ev(1500, 1, adj(6, 3)),
+            ev(1600, 1, adj(5, 3)),
+            ev(1601, 14, start(5)),
+            ev(
+                1700,
+                14,
+                PoolEvent::WorkerThreadStop {
+                    active: 4,
+                    retired: 0,
+                },
+            ),
+            ev(1800, 15, start(5)),
+        ];
+        let t = PoolTimeline::from_events(&events);
+        assert_eq!(t.peak_threads, 5);
+        assert_eq!(t.peak_threads_at_ns, Some(1601 * 1_000_000));
+        assert_eq!(t.threads_started, 6);
+        assert_eq!(t.threads_stopped, 1);
+        assert_eq!(t.starvation_injections.len(), 2);
+        assert_eq!(t.adjustments[0].previous_count, Some(2));
+        assert_eq!(t.adjustments[0].change, GoalChange::Raised);
+        assert_eq!(t.adjustments[3].change, GoalChange::Lowered);
+        assert_eq!(t.goal_raised_by_reason["Starvation"], 2);
+        assert_eq!(t.goal_raised_by_reason["ClimbingMove"], 2);
+        assert_eq!(t.threads_created_by_reason["Starvation"], 2);
+        // Raised by 2, lowered by 1: one climbing thread, then a replacement.
+        assert_eq!(t.threads_created_by_reason["ClimbingMove"], 1);
+        assert_eq!(t.threads_created_by_reason[WITHIN_GOAL], 3);
+        assert_eq!(t.final_goal, Some(5));
+        assert_eq!(t.distinct_worker_threads, 6);
+    }
+}

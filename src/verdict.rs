@@ -1,0 +1,391 @@
+//! A starvation verdict for one run, in the words of .NET's own guidance.
+//!
+//! .NET's "Debug ThreadPool starvation" guide (dotnet/docs,
+//! `docs/core/diagnostics/debug-threadpool-starvation.md`) gives the
+//! signature to look for in `dotnet-counters`: the thread count climbs by
+//! about one or two threads a second, CPU use stays well below 100 %, and
+//! work sits in the queue. That is the gate thread's starvation rule at
+//! work (`policy::gate`): the pool adds a thread only when no work item was
+//! dequeued for the starvation delay, about once per gate period.
+//!
+//! [`starvation_verdict`] states the verdict when the run shows all three:
+//! - at least two threads created by the starvation rule, at a rate of
+//!   [`MIN_RATE_PER_S`] to [`MAX_RATE_PER_S`] a second over the span of
+//!   those injections;
+//! - pool CPU use below [`CPU_WELL_BELOW`] over the run (when known);
+//! - work queued and not taken for at least [`MIN_STARVED_SHARE`] of the
+//!   makespan ([`crate::metrics::time_starved`]).
+//!
+//! It names the likely cause — the blocking body steps of the items that
+//! were running when the injections came — and the settings that would
+//! remove it, found by simulating: `SetMinThreads` over a quick internal
+//! sweep, and .NET 6+'s cooperative blocking where the step is a
+//! `Task.Wait` the current policy does not compensate.
+
+use serde::Serialize;
+
+use crate::engine::{self, SimOptions};
+use crate::metrics::{self, Summary};
+use crate::policy::{ModelKind, PolicyConfig, file::resolve_policy};
+use crate::scenario::{Scenario, Step};
+use crate::trace::{NullSink, ThreadReason, Trace};
+
+/// The slowest climb that counts as the starvation signature (threads/s).
+pub const MIN_RATE_PER_S: f64 = 0.5;
+/// The fastest climb that counts: faster is hill climbing or cooperative
+/// blocking, not the gate's once-a-period injection (threads/s).
+pub const MAX_RATE_PER_S: f64 = 3.0;
+/// CPU use, as a share of the cores, that counts as "well below 100 %".
+pub const CPU_WELL_BELOW: f64 = 0.8;
+/// The least share of the makespan with work waiting for a thread.
+pub const MIN_STARVED_SHARE: f64 = 0.1;
+/// Scenarios with more items than this get no internal sweep (it would take
+/// more than a moment); the verdict says which sweep to run instead.
+pub const SWEEP_ITEM_LIMIT: usize = 100_000;
+
+/// Pool threads blocked in one body step when the starvation rule fired.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cause {
+    pub group: String,
+    /// The step in the scenario's words (`sleep_ms = 4000`).
+    pub step: String,
+    /// The real call (`Thread.Sleep(4000)`).
+    pub call: String,
+    /// Items of this group running at the injections: the fewest and the
+    /// most at any one of them.
+    pub running_at_injections: (usize, usize),
+}
+
+/// A setting that removes (or shrinks) the starvation, with its simulated effect.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fix {
+    /// What to change (`ThreadPool.SetMinThreads(10, ...)`).
+    pub setting: String,
+    pub makespan_ms: f64,
+    pub starvation_injections: usize,
+}
+
+/// The verdict on one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Whether the run shows the starvation signature.
+    pub starved: bool,
+    pub starvation_injections: usize,
+    /// Threads a second the starvation rule added over its span.
+    pub rate_per_s: Option<f64>,
+    pub cpu_utilization: Option<f64>,
+    pub time_starved_ms: f64,
+    pub makespan_ms: f64,
+    pub causes: Vec<Cause>,
+    pub fixes: Vec<Fix>,
+    /// The verdict in words, a line each.
+    pub text: Vec<String>,
+}
+
+fn step_words(step: &Step) -> Option<(String, String)> {
+    let ms = |d: &crate::time::SimDuration| fmt_num(d.as_ms_f64());
+    match step {
+        Step::Sleep(d) => Some((format!("sleep_ms = {}", ms(d)), format!("Thread.Sleep({})", ms(d)))),
+        Step::Wait(d) => Some((
+            format!("wait_ms = {}", ms(d)),
+            format!("Task.Delay({}).Wait()", ms(d)),
+        )),
+        Step::Spin(d) => Some((
+            format!("spin_ms = {}", ms(d)),
+            format!("SpinWait.SpinUntil(() => false, {})", ms(d)),
+        )),
+        Step::Cpu(_) | Step::Await(_) | Step::Yield => None,
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Starvation-rule injection times of `trace`, in order.
+fn injections(trace: &Trace) -> Vec<crate::time::SimTime> {
+    let mut at: Vec<_> = trace
+        .threads
+        .iter()
+        .filter(|t| t.reason == ThreadReason::Starvation)
+        .map(|t| t.created)
+        .collect();
+    at.sort_unstable();
+    at
+}
+
+/// The three parts of the signature.
+struct Signature {
+    rate: Option<f64>,
+    climbing: bool,
+    cpu_low: bool,
+    queued: bool,
+}
+
+impl Signature {
+    fn starved(&self) -> bool {
+        self.climbing && self.cpu_low && self.queued
+    }
+}
+
+fn signature(summary: &Summary, at: &[crate::time::SimTime]) -> Signature {
+    let rate = (at.len() >= 2).then(|| {
+        let span = at[at.len() - 1].since(at[0]).as_ms_f64() / 1000.0;
+        if span > 0.0 {
+            (at.len() - 1) as f64 / span
+        } else {
+            f64::INFINITY
+        }
+    });
+    let climbing = rate.is_some_and(|r| (MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&r));
+    let cpu_low = summary.cpu_utilization.is_none_or(|u| u < CPU_WELL_BELOW);
+    let queued = summary.makespan_ms > 0.0
+        && summary.time_starved_ms >= MIN_STARVED_SHARE * summary.makespan_ms;
+    Signature {
+        rate,
+        climbing,
+        cpu_low,
+        queued,
+    }
+}
+
+/// The verdict on a run of `scenario` under `policy` whose trace is `trace`.
+/// May simulate the scenario again (a few times) to find the fixes.
+pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Trace) -> Verdict {
+    let summary = metrics::summarize(trace);
+    let at = injections(trace);
+    let sig = signature(&summary, &at);
+    let Signature {
+        rate,
+        cpu_low,
+        queued,
+        ..
+    } = sig;
+    let starved = sig.starved();
+
+    let mut verdict = Verdict {
+        starved,
+        starvation_injections: at.len(),
+        rate_per_s: rate,
+        cpu_utilization: summary.cpu_utilization,
+        time_starved_ms: summary.time_starved_ms,
+        makespan_ms: summary.makespan_ms,
+        causes: Vec::new(),
+        fixes: Vec::new(),
+        text: Vec::new(),
+    };
+    if !starved {
+        verdict.text.push(no_starvation_reason(&summary, at.len(), rate, cpu_low, queued));
+        return verdict;
+    }
+    verdict.causes = causes(scenario, trace, &at);
+    verdict.fixes = fixes(scenario, policy, &summary, &verdict.causes);
+    verdict.text = words(&verdict, scenario);
+    verdict
+}
+
+fn no_starvation_reason(
+    s: &Summary,
+    injections: usize,
+    rate: Option<f64>,
+    cpu_low: bool,
+    queued: bool,
+) -> String {
+    if injections < 2 {
+        return format!(
+            "no starvation: the starvation rule added {injections} thread{}",
+            if injections == 1 { "" } else { "s" }
+        );
+    }
+    let mut why = Vec::new();
+    if let Some(r) = rate
+        && !(MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&r)
+    {
+        why.push(format!("threads came at {r:.1}/s, not 1-2/s"));
+    }
+    if !cpu_low {
+        why.push(format!(
+            "CPU was busy ({:.0} %): the cores, not the pool, were the limit",
+            s.cpu_utilization.unwrap_or(0.0) * 100.0
+        ));
+    }
+    if !queued {
+        why.push(format!(
+            "work waited for a thread only {} of the run",
+            crate::output::human_ms(s.time_starved_ms)
+        ));
+    }
+    format!(
+        "no starvation verdict: {injections} starvation injections, but {}",
+        why.join("; ")
+    )
+}
+
+fn causes(scenario: &Scenario, trace: &Trace, at: &[crate::time::SimTime]) -> Vec<Cause> {
+    // Items running at each injection, by group: (fewest, most).
+    let mut running = vec![(usize::MAX, 0usize); trace.groups.len()];
+    for t in at {
+        let mut here = vec![0usize; trace.groups.len()];
+        for item in &trace.items {
+            if item.started <= *t
+                && *t < item.finished
+                && let Some(n) = here.get_mut(item.group as usize)
+            {
+                *n += 1;
+            }
+        }
+        for (r, h) in running.iter_mut().zip(here) {
+            *r = (r.0.min(h), r.1.max(h));
+        }
+    }
+    let mut out = Vec::new();
+    for (g, n) in running.iter().enumerate() {
+        if n.1 == 0 {
+            continue;
+        }
+        let Some(group) = scenario.groups.get(g) else {
+            continue;
+        };
+        for step in &group.body {
+            if let Some((words, call)) = step_words(step) {
+                out.push(Cause {
+                    group: group.name.clone(),
+                    step: words,
+                    call,
+                    running_at_injections: *n,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|c| std::cmp::Reverse(c.running_at_injections.1));
+    out
+}
+
+/// A run's summary, starvation injections and whether it shows the signature.
+fn simulate_quietly(scenario: &Scenario, policy: &PolicyConfig) -> Option<(Summary, usize, bool)> {
+    let run = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
+    if !run.outcome.is_completed() {
+        return None;
+    }
+    let at = injections(&run.trace);
+    let summary = metrics::summarize(&run.trace);
+    let starved = signature(&summary, &at).starved();
+    Some((summary, at.len(), starved))
+}
+
+fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Cause]) -> Vec<Fix> {
+    let mut out = Vec::new();
+    if s.items > SWEEP_ITEM_LIMIT {
+        return out;
+    }
+    // SetMinThreads: the smallest value whose run no longer shows the
+    // signature, over a quick sweep from the current minimum to twice the
+    // peak (else the one with the fewest injections).
+    if policy.threads.honours_set_min_threads {
+        let (min, _) = crate::policy::thread_limits(policy, scenario);
+        let top = (s.threads_peak.max(min + 1) * 2).min(1024);
+        let step = ((top - min) / 16).max(1);
+        let mut n = min + 1;
+        let mut best: Option<(u32, Summary, usize)> = None;
+        while n <= top {
+            let mut variant = scenario.clone();
+            variant.pool.min_threads = Some(n);
+            if let Some((sum, inj, starved)) = simulate_quietly(&variant, policy) {
+                if !starved {
+                    best = Some((n, sum, inj));
+                    break;
+                }
+                let better = best
+                    .as_ref()
+                    .is_none_or(|(_, b, bi)| (inj, sum.makespan_ms) < (*bi, b.makespan_ms));
+                if better {
+                    best = Some((n, sum, inj));
+                }
+            }
+            n += step;
+        }
+        if let Some((n, sum, inj)) = best
+            && sum.makespan_ms < s.makespan_ms
+        {
+            out.push(Fix {
+                setting: format!("ThreadPool.SetMinThreads({n}, ...)  (pool.min_threads = {n})"),
+                makespan_ms: sum.makespan_ms,
+                starvation_injections: inj,
+            });
+        }
+    }
+    // Cooperative blocking: .NET 6+ compensates a thread blocked in Task.Wait.
+    let waits = causes.iter().any(|c| c.step.starts_with("wait_ms"));
+    if waits
+        && policy.model != ModelKind::Portable
+        && let Ok(net6) = resolve_policy("net6")
+        && let Some((sum, inj, _)) = simulate_quietly(scenario, &net6)
+        && sum.makespan_ms < s.makespan_ms
+    {
+        out.push(Fix {
+            setting: "run on .NET 6+ (policy net6): Task.Wait counts as cooperative blocking"
+                .into(),
+            makespan_ms: sum.makespan_ms,
+            starvation_injections: inj,
+        });
+    }
+    out
+}
+
+fn words(v: &Verdict, scenario: &Scenario) -> Vec<String> {
+    use crate::output::human_ms;
+    let mut text = vec![format!(
+        "STARVATION: the starvation rule added {} threads at {:.1} a second while CPU stayed at {} and work waited for a thread {} of the {} run",
+        v.starvation_injections,
+        v.rate_per_s.unwrap_or(0.0),
+        v.cpu_utilization
+            .map(|u| format!("{:.0} %", u * 100.0))
+            .unwrap_or_else(|| "an unknown level".into()),
+        human_ms(v.time_starved_ms),
+        human_ms(v.makespan_ms),
+    )];
+    if v.causes.is_empty() {
+        text.push(
+            "  likely cause: items that hold their thread for long (no blocking step was found; long CPU work?)"
+                .into(),
+        );
+    }
+    for c in &v.causes {
+        text.push(format!(
+            "  likely cause: pool threads blocked in {} (group `{}`, {}; {} of its items running at each injection)",
+            c.call,
+            c.group,
+            c.step,
+            if c.running_at_injections.0 == c.running_at_injections.1 {
+                c.running_at_injections.0.to_string()
+            } else {
+                format!("{} to {}", c.running_at_injections.0, c.running_at_injections.1)
+            }
+        ));
+    }
+    if v.fixes.is_empty() {
+        if v.makespan_ms > 0.0 && scenario.groups.iter().map(|g| g.count).sum::<u64>() as usize > SWEEP_ITEM_LIMIT {
+            text.push(
+                "  to find a setting: poolsim sweep SCENARIO --set pool.min_threads=1..256:*2 --metric makespan_ms --metric threads_created_starvation"
+                    .into(),
+            );
+        } else {
+            text.push("  no setting found that removes it: do not block pool threads (await instead of Wait/Sleep)".into());
+        }
+    }
+    for f in &v.fixes {
+        text.push(format!(
+            "  fix: {} -> makespan {} (was {}), {} starvation injection{}",
+            f.setting,
+            human_ms(f.makespan_ms),
+            human_ms(v.makespan_ms),
+            f.starvation_injections,
+            if f.starvation_injections == 1 { "" } else { "s" }
+        ));
+    }
+    text
+}
