@@ -71,7 +71,10 @@ pub fn samples(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> Vec<S
     let at_or_before = |v: &[u64], t: u64| v.partition_point(|&x| x <= t) as u64;
 
     let cpu = events
-        .filter(|e| e.iter().any(|(_, e)| matches!(e, TraceEvent::ThreadPhase { .. })))
+        .filter(|e| {
+            e.iter()
+                .any(|(_, e)| matches!(e, TraceEvent::ThreadPhase { .. }))
+        })
         .map(|e| cpu_per_interval(e, n, trace.cores));
 
     let mut out = Vec::with_capacity(n as usize);
@@ -84,8 +87,7 @@ pub fn samples(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> Vec<S
             count_ix += 1;
         }
         let queue_length = at_or_before(&queued, t).saturating_sub(at_or_before(&started, t));
-        let completed_items =
-            at_or_before(&finished, t) - at_or_before(&finished, t - INTERVAL_NS);
+        let completed_items = at_or_before(&finished, t) - at_or_before(&finished, t - INTERVAL_NS);
         out.push(Sample {
             at: SimTime(t),
             thread_count: threads,
@@ -129,7 +131,9 @@ fn cpu_per_interval(events: &[(SimTime, TraceEvent)], n: u64, cores: u32) -> Vec
     };
     for (at, e) in events {
         let delta = match e {
-            TraceEvent::ThreadPhase { thread, phase: p, .. } => set(*thread, Some(*p), &mut phase),
+            TraceEvent::ThreadPhase {
+                thread, phase: p, ..
+            } => set(*thread, Some(*p), &mut phase),
             TraceEvent::ThreadExited { thread } => set(*thread, None, &mut phase),
             _ => continue,
         };
@@ -154,8 +158,18 @@ pub fn counters_csv(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> 
         let row = |s: &mut String, name: &str, kind: &str, value: String| {
             let _ = writeln!(s, "{ts},System.Runtime,{name},{kind},{value}");
         };
-        row(&mut s, "threadpool-thread-count", "Metric", sample.thread_count.to_string());
-        row(&mut s, "threadpool-queue-length", "Metric", sample.queue_length.to_string());
+        row(
+            &mut s,
+            "threadpool-thread-count",
+            "Metric",
+            sample.thread_count.to_string(),
+        );
+        row(
+            &mut s,
+            "threadpool-queue-length",
+            "Metric",
+            sample.queue_length.to_string(),
+        );
         row(
             &mut s,
             "threadpool-completed-items-count",

@@ -119,7 +119,11 @@ pub fn summarize(trace: &Trace) -> Summary {
         .collect();
     let latencies_items = done.iter().map(|i| ms(i.finished) - ms(i.queued)).collect();
     let mut by_reason = BTreeMap::new();
-    for t in trace.threads.iter().filter(|t| t.reason != ThreadReason::Main) {
+    for t in trace
+        .threads
+        .iter()
+        .filter(|t| t.reason != ThreadReason::Main)
+    {
         *by_reason.entry(t.reason.name()).or_insert(0) += 1;
     }
     let threads_peak = trace.counts.iter().map(|c| c.threads).max().unwrap_or(0);

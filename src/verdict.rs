@@ -85,7 +85,10 @@ pub struct Verdict {
 fn step_words(step: &Step) -> Option<(String, String)> {
     let ms = |d: &crate::time::SimDuration| fmt_num(d.as_ms_f64());
     match step {
-        Step::Sleep(d) => Some((format!("sleep_ms = {}", ms(d)), format!("Thread.Sleep({})", ms(d)))),
+        Step::Sleep(d) => Some((
+            format!("sleep_ms = {}", ms(d)),
+            format!("Thread.Sleep({})", ms(d)),
+        )),
         Step::Wait(d) => Some((
             format!("wait_ms = {}", ms(d)),
             format!("Task.Delay({}).Wait()", ms(d)),
@@ -179,7 +182,13 @@ pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Tr
         text: Vec::new(),
     };
     if !starved {
-        verdict.text.push(no_starvation_reason(&summary, at.len(), rate, cpu_low, queued));
+        verdict.text.push(no_starvation_reason(
+            &summary,
+            at.len(),
+            rate,
+            cpu_low,
+            queued,
+        ));
         return verdict;
     }
     verdict.causes = causes(scenario, trace, &at);
@@ -368,7 +377,9 @@ fn words(v: &Verdict, scenario: &Scenario) -> Vec<String> {
         ));
     }
     if v.fixes.is_empty() {
-        if v.makespan_ms > 0.0 && scenario.groups.iter().map(|g| g.count).sum::<u64>() as usize > SWEEP_ITEM_LIMIT {
+        if v.makespan_ms > 0.0
+            && scenario.groups.iter().map(|g| g.count).sum::<u64>() as usize > SWEEP_ITEM_LIMIT
+        {
             text.push(
                 "  to find a setting: poolsim sweep SCENARIO --set pool.min_threads=1..256:*2 --metric makespan_ms --metric threads_created_starvation"
                     .into(),
@@ -384,7 +395,11 @@ fn words(v: &Verdict, scenario: &Scenario) -> Vec<String> {
             human_ms(f.makespan_ms),
             human_ms(v.makespan_ms),
             f.starvation_injections,
-            if f.starvation_injections == 1 { "" } else { "s" }
+            if f.starvation_injections == 1 {
+                ""
+            } else {
+                "s"
+            }
         ));
     }
     text

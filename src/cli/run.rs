@@ -6,16 +6,16 @@ use clap::Args;
 
 use poolsim::chrome::chrome_trace_json;
 use poolsim::counters::counters_csv;
-use poolsim::output::human_ms;
-use poolsim::verdict::{Verdict, starvation_verdict};
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
+use poolsim::output::human_ms;
 use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{EventLog, NullSink, Trace};
+use poolsim::verdict::{Verdict, starvation_verdict};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
@@ -108,7 +108,10 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
-    let shown = shown_policy_name(args.policy.as_deref().unwrap_or(&scenario.pool.policy), &policy);
+    let shown = shown_policy_name(
+        args.policy.as_deref().unwrap_or(&scenario.pool.policy),
+        &policy,
+    );
     let window = match super::chart_window(args.from_ms, args.to_ms) {
         Ok(w) => w,
         Err(e) => {
@@ -158,7 +161,16 @@ pub fn run(args: RunArgs) -> i32 {
         result.trace.end
     };
     let chart_options = ChartOptions {
-        time_range: window.map(|(a, b)| (a, if b == SimTime::MAX { end.max(a + SimDuration(1)) } else { b })),
+        time_range: window.map(|(a, b)| {
+            (
+                a,
+                if b == SimTime::MAX {
+                    end.max(a + SimDuration(1))
+                } else {
+                    b
+                },
+            )
+        }),
         ..ChartOptions::default()
     };
 

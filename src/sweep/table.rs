@@ -154,7 +154,12 @@ pub const METRICS: &[Metric] = &[
 ];
 
 fn by_reason(s: &Summary, reason: &str) -> Option<f64> {
-    count(s.threads_created_by_reason.get(reason).copied().unwrap_or(0))
+    count(
+        s.threads_created_by_reason
+            .get(reason)
+            .copied()
+            .unwrap_or(0),
+    )
 }
 
 /// The metric named `name`, or an error listing the names.

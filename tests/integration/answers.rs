@@ -19,11 +19,20 @@ fn latency_is_queued_to_finished_and_created_threads_are_split_by_reason() {
     let s = metrics::summarize(&r.trace);
     assert_eq!(s.threads_created_by_reason.get("demand"), Some(&4));
     assert_eq!(s.threads_created_by_reason.get("starvation"), Some(&4));
-    assert_eq!(s.threads_created_by_reason.values().sum::<usize>(), s.threads_created);
+    assert_eq!(
+        s.threads_created_by_reason.values().sum::<usize>(),
+        s.threads_created
+    );
     // Every item sleeps 4 s: latency = start delay + 4000 ms.
-    assert!((s.latency_ms.max - (s.start_delay_ms.max + 4000.0)).abs() < 1.0, "{s:?}");
+    assert!(
+        (s.latency_ms.max - (s.start_delay_ms.max + 4000.0)).abs() < 1.0,
+        "{s:?}"
+    );
     assert!(s.latency_ms.p50 >= 4000.0 && s.latency_ms.p99 <= s.latency_ms.max);
-    assert!(s.start_delay_ms.p99 <= s.start_delay_ms.max && s.start_delay_ms.p99 >= s.start_delay_ms.p95);
+    assert!(
+        s.start_delay_ms.p99 <= s.start_delay_ms.max
+            && s.start_delay_ms.p99 >= s.start_delay_ms.p95
+    );
     // Work waited from 0 until items 8 and 9 started at ~4000 ms.
     assert!(
         (s.time_starved_ms - 4000.0).abs() < 5.0,
@@ -90,7 +99,13 @@ fn the_verdict_offers_cooperative_blocking_for_task_wait() {
     let r = engine::simulate(&s, &p, &mut NullSink, &SimOptions::default());
     let v = starvation_verdict(&s, &p, &r.trace);
     assert!(v.starved, "{:?}", v.text);
-    assert!(v.causes.iter().any(|c| c.call.starts_with("Task.Delay(3000).Wait()")), "{:?}", v.causes);
+    assert!(
+        v.causes
+            .iter()
+            .any(|c| c.call.starts_with("Task.Delay(3000).Wait()")),
+        "{:?}",
+        v.causes
+    );
     let net6 = v
         .fixes
         .iter()
@@ -133,7 +148,10 @@ fn counters_sample_each_second_with_dotnet_counters_names() {
     assert_eq!(samples[0].queue_length, 5);
     assert_eq!(samples[0].completed_items, 0);
     // Sleeping threads use no CPU.
-    assert!(samples.iter().all(|x| x.cpu_usage.unwrap() < 1.0), "{samples:?}");
+    assert!(
+        samples.iter().all(|x| x.cpu_usage.unwrap() < 1.0),
+        "{samples:?}"
+    );
     let total: u64 = samples.iter().map(|x| x.completed_items).sum();
     assert_eq!(total, 10);
     let csv = String::from_utf8(counters_csv(&r.trace, Some(&log.events))).unwrap();
@@ -148,9 +166,16 @@ fn counters_sample_each_second_with_dotnet_counters_names() {
         "threadpool-completed-items-count",
         "cpu-usage",
     ] {
-        assert_eq!(csv.matches(&format!(",System.Runtime,{name},")).count(), 9, "{name}");
+        assert_eq!(
+            csv.matches(&format!(",System.Runtime,{name},")).count(),
+            9,
+            "{name}"
+        );
     }
-    assert!(csv.contains("\n1,System.Runtime,threadpool-thread-count,Metric,5\n"), "{csv}");
+    assert!(
+        csv.contains("\n1,System.Runtime,threadpool-thread-count,Metric,5\n"),
+        "{csv}"
+    );
 }
 
 #[test]
@@ -169,11 +194,14 @@ fn counters_show_cpu_use_of_cpu_bound_work() {
     let mut log = EventLog::default();
     let r = engine::simulate(&s, &p, &mut log, &SimOptions::default());
     let samples = samples(&r.trace, Some(&log.events));
-    // 40 x 100 ms on 2 cores: 2 s of full use.
-    assert_eq!(samples.len(), 2, "{samples:?}");
-    for x in &samples {
+    // 40 x 100 ms on 2 cores: 2 s of full use (the last item ends just
+    // past 2 s, in a third interval).
+    assert_eq!(samples.len(), 3, "{samples:?}");
+    for x in &samples[..2] {
         assert!(x.cpu_usage.unwrap() > 95.0, "{samples:?}");
     }
+    assert!(samples[2].cpu_usage.unwrap() < 1.0, "{samples:?}");
+    assert_eq!(samples.iter().map(|x| x.completed_items).sum::<u64>(), 40);
     // A measured run has no phases: no cpu-usage rows.
     let csv = String::from_utf8(counters_csv(&r.trace, None)).unwrap();
     assert!(!csv.contains("cpu-usage"));

@@ -244,7 +244,10 @@ fn compare_writes_identical_charts_twice_and_refuses_bad_formats() {
         assert!(o.status.success(), "{}", stderr(&o));
         let out = String::from_utf8_lossy(&o.stdout);
         assert!(out.contains("net5") && out.contains("net6"), "{out}");
-        assert!(!out.contains("net-classic"), "the name given is shown: {out}");
+        assert!(
+            !out.contains("net-classic"),
+            "the name given is shown: {out}"
+        );
     }
     let png = std::fs::read(&a).unwrap();
     assert!(png.starts_with(b"\x89PNG"));
@@ -327,7 +330,14 @@ fn compare_exits_3_and_says_why_when_a_policy_does_not_complete() {
          [[group]]\ncount = 10\nbody = [ { wait_ms = 100 } ]\n",
     )
     .unwrap();
-    let o = poolsim(&["compare", file.to_str().unwrap(), "-p", "net5", "-p", "net-classic"]);
+    let o = poolsim(&[
+        "compare",
+        file.to_str().unwrap(),
+        "-p",
+        "net5",
+        "-p",
+        "net-classic",
+    ]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("net5: the run did not complete"), "{out}");
@@ -367,7 +377,7 @@ fn long_durations_read_in_minutes_and_an_incomplete_run_claims_no_makespan() {
     let file = dir.join("long.toml");
     std::fs::write(
         &file,
-        "[machine]\ncores = 2\n[[group]]\ncount = 2\nbody = [ { sleep_ms = 125300 } ]\n",
+        "[machine]\ncores = 2\n[pool]\npolicy = \"net6\"\n[[group]]\ncount = 2\nbody = [ { sleep_ms = 125300 } ]\n",
     )
     .unwrap();
     let o = poolsim(&["run", file.to_str().unwrap()]);
@@ -377,8 +387,17 @@ fn long_durations_read_in_minutes_and_an_incomplete_run_claims_no_makespan() {
     let o = poolsim(&["run", file.to_str().unwrap(), "--until-ms", "1000"]);
     assert_eq!(o.status.code(), Some(3));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("makespan      - (the run did not complete"), "{out}");
-    let o = poolsim(&["run", file.to_str().unwrap(), "--until-ms", "1000", "--json"]);
+    assert!(
+        out.contains("makespan      - (the run did not complete"),
+        "{out}"
+    );
+    let o = poolsim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--until-ms",
+        "1000",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["makespan_ms"].is_null(), "{v}");
     assert_eq!(v["outcome"]["kind"], "time-limit");
@@ -389,12 +408,12 @@ fn items_shows_the_first_n_and_says_how_many_are_hidden() {
     let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--items", "3"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    let rows = out.lines().filter(|l| l.contains("sleepers")).count();
+    let rows = out.lines().filter(|l| l.contains("  sleepers  ")).count();
     assert_eq!(rows, 3, "{out}");
     assert!(out.contains("7 more items not shown (--items 10"), "{out}");
     let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--items", "0"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(!out.contains("sleepers"), "{out}");
+    assert!(!out.contains("  sleepers  "), "{out}");
 }
 
 #[test]
@@ -416,8 +435,14 @@ fn run_json_has_latency_reasons_time_starved_and_the_verdict() {
 fn run_states_the_starvation_verdict_with_cause_and_fix() {
     let o = poolsim(&["run", "scenarios/seed-001-burst.toml"]);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("STARVATION: the starvation rule added 4 threads"), "{out}");
-    assert!(out.contains("likely cause: pool threads blocked in Thread.Sleep(4000)"), "{out}");
+    assert!(
+        out.contains("STARVATION: the starvation rule added 4 threads"),
+        "{out}"
+    );
+    assert!(
+        out.contains("likely cause: pool threads blocked in Thread.Sleep(4000)"),
+        "{out}"
+    );
     assert!(out.contains("fix: ThreadPool.SetMinThreads(10"), "{out}");
     assert!(out.contains("time starved"), "{out}");
 }
@@ -426,12 +451,25 @@ fn run_states_the_starvation_verdict_with_cause_and_fix() {
 fn run_writes_dotnet_counters_csv() {
     let dir = temp_dir("counters");
     let path = dir.join("c.csv");
-    let o = poolsim(&["run", "scenarios/seed-001-burst.toml", "--counters", path.to_str().unwrap()]);
+    let o = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--counters",
+        path.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = std::fs::read_to_string(&path).unwrap();
     assert!(csv.starts_with("Timestamp,Provider,Counter Name,Counter Type,Mean/Increment\n"));
-    assert!(csv.contains(",System.Runtime,threadpool-queue-length,Metric,"), "{csv}");
-    let bad = poolsim(&["run", "scenarios/seed-001-burst.toml", "--counters", "x.png"]);
+    assert!(
+        csv.contains(",System.Runtime,threadpool-queue-length,Metric,"),
+        "{csv}"
+    );
+    let bad = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--counters",
+        "x.png",
+    ]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -461,7 +499,10 @@ fn new_writes_a_starter_that_runs_and_never_overwrites_unasked() {
     let o = poolsim(&["new", path.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains("[[group]]") && text.contains("sleep_ms"), "{text}");
+    assert!(
+        text.contains("[[group]]") && text.contains("sleep_ms"),
+        "{text}"
+    );
     let run = poolsim(&["run", path.to_str().unwrap()]);
     assert!(run.status.success(), "{}", stderr(&run));
     std::fs::write(&path, "mine").unwrap();
@@ -503,16 +544,31 @@ fn sweep_writes_no_file_unasked_and_tabulates_the_metrics_it_was_given() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "wrote a file: {out}");
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "wrote a file: {out}"
+    );
     assert!(out.contains("wrote no file"), "{out}");
     let header = out.lines().find(|l| l.starts_with("policy")).unwrap();
-    for m in ["threads_created_starvation", "makespan_ms", "time_starved_ms"] {
+    for m in [
+        "threads_created_starvation",
+        "makespan_ms",
+        "time_starved_ms",
+    ] {
         assert!(header.contains(m), "{header}");
     }
     // The chart's default title is the scenario's name.
     let svg = dir.join("s.svg");
     let o = Command::new(env!("CARGO_BIN_EXE_poolsim"))
-        .args(["sweep", scenario.to_str().unwrap(), "--set", "pool.min_threads=4,10", "-q", "--svg", svg.to_str().unwrap()])
+        .args([
+            "sweep",
+            scenario.to_str().unwrap(),
+            "--set",
+            "pool.min_threads=4,10",
+            "-q",
+            "--svg",
+            svg.to_str().unwrap(),
+        ])
         .current_dir(&dir)
         .output()
         .unwrap();
