@@ -399,7 +399,13 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         format!("{} threads created", t.lanes.len()),
         format!("peak {} threads", t.max_threads()),
     ]);
-    if busy > SimTime::ZERO && !x.windowed {
+    if t.unfinished > 0 {
+        facts.push(format!(
+            "run stopped at {} with {} items unfinished",
+            format_duration(t.end.since(SimTime::ZERO)),
+            thousands(t.unfinished as u64)
+        ));
+    } else if busy > SimTime::ZERO && !x.windowed {
         facts.push(format!(
             "last item ends at {}",
             format_duration(busy.since(SimTime::ZERO))

@@ -96,6 +96,10 @@ pub struct Timeline {
     pub groups: Vec<String>,
     /// Work items in the run.
     pub items: usize,
+    /// Items that had not finished when the run stopped (a time limit, a
+    /// stall): the chart then says where it stopped, not where the "last
+    /// item ends".
+    pub unfinished: usize,
     /// When the run ended (at least the end of the last segment).
     pub end: SimTime,
     pub source: SegmentSource,
@@ -182,6 +186,11 @@ impl Timeline {
             cores: trace.cores,
             groups: trace.groups.clone(),
             items: trace.items.len(),
+            unfinished: trace
+                .items
+                .iter()
+                .filter(|i| i.finished == SimTime::MAX)
+                .count(),
             end,
             source,
             lanes,

@@ -577,3 +577,52 @@ fn sweep_writes_no_file_unasked_and_tabulates_the_metrics_it_was_given() {
     assert!(svg.contains("by pool.min_threads"), "title");
     assert!(!svg.contains("poolsim sweep of"), "title");
 }
+
+#[test]
+fn a_chart_of_a_cut_run_says_where_it_stopped_and_a_window_needs_no_cut() {
+    let dir = temp_dir("cut-chart");
+    let cut = dir.join("cut.svg");
+    let o = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--until-ms",
+        "3000",
+        "--svg",
+        cut.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let svg = std::fs::read_to_string(&cut).unwrap();
+    assert!(
+        svg.contains("run stopped at 3.00 s with 10 items unfinished"),
+        "cut header"
+    );
+    assert!(!svg.contains("last item ends at 3.00 s"));
+    // --from-ms/--to-ms chart a window of a whole run, which completes.
+    let win = dir.join("win.svg");
+    let o = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--from-ms",
+        "500",
+        "--to-ms",
+        "3000",
+        "--svg",
+        win.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&win).unwrap();
+    assert!(
+        svg.contains("of a run whose last item ends at 8.00 s"),
+        "window header"
+    );
+    let bad = poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--from-ms",
+        "3000",
+        "--to-ms",
+        "500",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("must be below"), "{}", stderr(&bad));
+}
