@@ -189,6 +189,7 @@ const KEYS: &[&str] = &[
     "min_threads",
     "max_threads",
     "gate_phase_ms",
+    "tiered_compilation",
     "count",
     "submit",
     "from",

@@ -64,16 +64,17 @@ pub struct ValidateArgs {
     /// makespan + 30 s).
     #[arg(long, value_name = "S")]
     pub timeout_s: Option<u64>,
-    /// Leave .NET's tiered compilation on (see `poolsim measure --help`).
+    /// Switch .NET's tiered compilation off for the live runs and the model
+    /// (on by default, as users run it; see `poolsim measure --help`).
     #[arg(long)]
-    pub tiered_compilation: bool,
+    pub no_tiered_compilation: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: ValidateArgs) -> i32 {
-    let (runtime, scenario, policy) = match prepare(
+    let (runtime, mut scenario, policy) = match prepare(
         &args.runtime,
         args.repeat,
         &args.scenario,
@@ -85,6 +86,10 @@ pub fn run(args: ValidateArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
+    if args.no_tiered_compilation {
+        scenario.pool.tiered_compilation = false;
+    }
+    let tiered = scenario.pool.tiered_compilation;
     if let Err(e) = output::check_outputs(
         &[("--png", args.png.as_deref(), "png")],
         &[args.scenario.as_path()],
@@ -106,7 +111,7 @@ pub fn run(args: ValidateArgs) -> i32 {
             &policy,
             args.repeat,
             args.timeout_s,
-            args.tiered_compilation,
+            tiered,
         ) {
             Ok(r) => r,
             Err(code) => return code,
@@ -117,10 +122,13 @@ pub fn run(args: ValidateArgs) -> i32 {
         &mut runs,
         runtime,
         &args.scenario,
-        args.tiered_compilation,
+        tiered,
     ) {
         return code;
     }
+    // A recording says whether it ran with tiered compilation; the model
+    // predicts the runtime as it was run.
+    let scenario = measure::as_recorded(&scenario, &runs);
     let mut log = EventLog::default();
     let sim = engine::simulate(&scenario, &policy, &mut log, &SimOptions::default());
     if !sim.outcome.is_completed() {

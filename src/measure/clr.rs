@@ -162,14 +162,14 @@ pub fn harness_dir() -> Result<PathBuf, MeasureError> {
 /// the scenario's min/max threads and the policy's cooperative-blocking
 /// constants (.NET 8 reads `Blocking.*`; 3.1 ignores them).
 ///
-/// Tiered compilation is off unless `tiered` is set: its call-counting
-/// timer fires as pool work during start-up, which starts the gate thread
-/// ~200 ms before the workload's first request and so shifts every later
-/// gate tick (measured on .NET Core 3.1: a sleep burst's first injection at
-/// 0.79-0.80 s with it, 1.004 s without; the model, whose gate starts at
-/// the first request, gives 1.0005 s). Off, the runtime also compiles the
-/// harness fully optimised from the start, so CPU steps keep their
-/// calibrated speed.
+/// `tiered` sets `System.Runtime.TieredCompilation` (the runtimes' default
+/// is on, and so is poolsim's: a model predicts the runtime as users run
+/// it). On .NET Core 3.1 its call-counting timer fires as pool work during
+/// start-up, which starts the gate thread before the workload's first
+/// request and so shifts every later gate tick (measured here: a sleep
+/// burst's first injection at 0.79-0.80 s with it, 1.004 s without); the
+/// coreclr3 model draws that phase (`first_tick_tiered_ms`). Off, the
+/// runtime also compiles the harness fully optimised from the start.
 pub fn runtime_config(
     rt: Runtime,
     scenario: &Scenario,
@@ -264,7 +264,7 @@ pub struct ClrOptions {
     pub sample_us: u64,
     /// Keep the run's plan and output files here (else a temp folder that is removed).
     pub keep_dir: Option<PathBuf>,
-    /// Leave .NET's tiered compilation on (see [`runtime_config`]).
+    /// .NET's tiered compilation on (the default) or off (see [`runtime_config`]).
     pub tiered_compilation: bool,
 }
 

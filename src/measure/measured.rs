@@ -26,6 +26,24 @@ pub struct Measured {
     pub complete: bool,
 }
 
+impl Measured {
+    /// Whether the run had .NET's tiered compilation on, from its
+    /// `# settings:` header (`System.Runtime.TieredCompilation=false`);
+    /// `None` when the header does not say (Mono, the native pool, an
+    /// old recording).
+    pub fn tiered_compilation(&self) -> Option<bool> {
+        self.header.iter().find_map(|h| {
+            let settings = h.strip_prefix("settings:")?;
+            settings.split_whitespace().find_map(|kv| {
+                match kv.trim_end_matches(',').split_once('=')? {
+                    ("System.Runtime.TieredCompilation", v) => v.parse().ok(),
+                    _ => None,
+                }
+            })
+        })
+    }
+}
+
 /// A line the parser could not read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("measured trace line {line}: {message}")]

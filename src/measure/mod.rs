@@ -104,7 +104,7 @@ pub struct MeasureOptions {
     pub timeout: Duration,
     /// Thread-count sample period.
     pub sample: Duration,
-    /// Leave .NET's tiered compilation on (off by default: see
+    /// .NET's tiered compilation (on by default, as users run it; see
     /// [`clr::runtime_config`]).
     pub tiered_compilation: bool,
 }
@@ -114,7 +114,7 @@ impl Default for MeasureOptions {
         MeasureOptions {
             timeout: Duration::from_secs(300),
             sample: Duration::from_millis(10),
-            tiered_compilation: false,
+            tiered_compilation: true,
         }
     }
 }
@@ -169,6 +169,17 @@ pub fn measure_once(
 }
 
 /// Reads the recorded runs of `runtime` in `dir`, in file-name order.
+/// `scenario` as `runs` ran it: tiered compilation off when every run
+/// says it had it off (their `# settings:` header), else as the scenario
+/// says.
+pub fn as_recorded(scenario: &Scenario, runs: &[Measured]) -> Scenario {
+    let mut s = scenario.clone();
+    if !runs.is_empty() && runs.iter().all(|m| m.tiered_compilation() == Some(false)) {
+        s.pool.tiered_compilation = false;
+    }
+    s
+}
+
 pub fn read_recorded(
     dir: &Path,
     runtime: Runtime,

@@ -122,6 +122,12 @@ pub struct GateConfig {
     pub comparison: Comparison,
     /// First tick after the gate thread starts.
     pub first_tick: FirstTick,
+    /// First tick after the program's first request when tiered
+    /// compilation is on (the scenario's `pool.tiered_compilation`, the
+    /// runtime's default): its start-up work has run on the pool before
+    /// the program's first request, so the gate thread may already be
+    /// running at an unknown phase. `None` = the same as `first_tick`.
+    pub first_tick_tiered: Option<FirstTick>,
     /// Added to every period: a gate thread that sleeps `period` after its
     /// work (native Linux `Sleep(500)`) drifts; a periodic timer does not.
     pub drift: SimDuration,

@@ -181,6 +181,7 @@ struct RawGate {
     busy_delay_per_thread_ms: Option<Spanned<Number>>,
     comparison: Option<Spanned<String>>,
     first_tick_ms: Option<Spanned<NumberOrText>>,
+    first_tick_tiered_ms: Option<Spanned<NumberOrText>>,
     drift_ms: Option<Spanned<Number>>,
     idle_ticks_before_stop: Option<Spanned<Number>>,
 }
@@ -1301,6 +1302,12 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
         first_tick: g
             .get(r, "first_tick_ms", &g.raw.first_tick_ms, first_tick)
             .unwrap_or(FirstTick::Random),
+        first_tick_tiered: g.get(
+            r,
+            "first_tick_tiered_ms",
+            &g.raw.first_tick_tiered_ms,
+            first_tick,
+        ),
         drift: g
             .get(r, "drift_ms", &g.raw.drift_ms, ms(false))
             .unwrap_or_default(),

@@ -243,6 +243,7 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
         min_threads: None,
         max_threads: None,
         gate_phase: None,
+        tiered_compilation: true,
     });
 
     let mut groups = Vec::new();
@@ -385,6 +386,7 @@ fn build_pool(p: &Spanned<RawPool>, r: &mut Report<'_>) -> PoolSettings {
         min_threads,
         max_threads,
         gate_phase,
+        tiered_compilation: raw.tiered_compilation.as_ref().is_none_or(|t| *t.get_ref()),
     }
 }
 

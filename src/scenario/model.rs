@@ -78,6 +78,12 @@ pub struct PoolSettings {
     /// `None` = drawn from the run's seed in `[0, period)`. Set it when a
     /// published run fixes the phase (seed 001, docs/reference.md#seed-001).
     pub gate_phase: Option<SimDuration>,
+    /// `tiered_compilation`: whether .NET's tiered compilation is on (the
+    /// runtime's default, so `true` unless the scenario says otherwise).
+    /// Its start-up work runs on the pool before the program's first
+    /// request, which sets the gate thread's phase against that request
+    /// (see the policies' `first_tick_tiered_ms`).
+    pub tiered_compilation: bool,
 }
 
 /// `[[group]]`: `count` identical work items.

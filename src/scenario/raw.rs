@@ -224,6 +224,7 @@ pub struct RawPool {
     pub min_threads: Option<Spanned<Number>>,
     pub max_threads: Option<Spanned<Number>>,
     pub gate_phase_ms: Option<Spanned<Number>>,
+    pub tiered_compilation: Option<Spanned<bool>>,
 }
 
 /// `[[group]]`

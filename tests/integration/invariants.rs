@@ -172,6 +172,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     min_threads: min,
                     max_threads: max,
                     gate_phase: None,
+                    tiered_compilation: true,
                 },
                 groups,
                 probes: probe
@@ -313,7 +314,7 @@ proptest! {
             name: "cpu".into(),
             seed,
             machine: Machine { cores, tick: None },
-            pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None },
+            pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None, tiered_compilation: true },
             groups: vec![Group {
                 name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,
                 arrival: Arrival::At(SimDuration::ZERO), body: vec![Step::Cpu(SimDuration::from_ms(work))],

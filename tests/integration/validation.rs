@@ -103,7 +103,10 @@ fn every_model_is_within_tolerance_of_the_recorded_runs() {
                 continue;
             };
             let policy = resolve_policy(rt.policy().unwrap_or(&s.pool.policy)).unwrap();
-            let sim = engine::simulate(&s, &policy, &mut NullSink, &SimOptions::default());
+            // The recordings say which settings they ran with (tiered
+            // compilation off); the model is run as recorded.
+            let as_run = measure::as_recorded(&s, &runs);
+            let sim = engine::simulate(&as_run, &policy, &mut NullSink, &SimOptions::default());
             let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
             let report =
                 validate::validate(&sim.trace, &measured, rt.name(), &Tolerances::default());
