@@ -45,6 +45,7 @@ pub mod policy;
 pub mod render;
 pub mod reproduce;
 pub mod scenario;
+pub mod spread;
 pub mod sweep;
 pub mod time;
 pub mod trace;

@@ -13,6 +13,7 @@ use poolsim::output::human_ms;
 use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
+use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::{EventLog, NullSink, Trace};
 use poolsim::verdict::{Verdict, starvation_verdict};
@@ -26,6 +27,13 @@ Examples:
   poolsim run scenarios/seed-001-burst.toml --policy net6 --png burst.png
   poolsim run scenarios/seed-000-task-run.toml --json --counters counters.csv
   poolsim run big.toml --until-ms 60000 --png first-minute.png --to-ms 60000
+  poolsim run scenarios/seed-001-burst.toml --runs 200 --json
+
+A real pool gives different outcomes run to run (the gate thread's phase,
+timer choices, hill climbing's random sample interval); --runs N simulates
+seeds S, S+1, ..., S+N-1 (S: --seed or the scenario's seed) and reports the
+spread and the distinct outcomes with their share. The per-item table,
+--trace and the charts show the run of seed S, and say which outcome it is.
 
 Exit codes: 0 the run completed; 2 bad input (scenario, policy, flags,
 output path); 3 the run did not complete (deadlock, time limit, stall,
@@ -43,6 +51,12 @@ pub struct RunArgs {
     /// Seed for every random stream, instead of the scenario's `seed`.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Simulate N seeds (from the seed on) and report the spread:
+    /// makespan, start delay p95 and peak threads as min/p5/p50/p95/max,
+    /// and the distinct outcomes with their share.
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub runs: u32,
     /// Write one CSV row per work item:
     /// item,group,thread,queued_ns,started_ns,finished_ns.
     #[arg(long, value_name = "FILE.csv")]
@@ -146,6 +160,13 @@ pub fn run(args: RunArgs) -> i32 {
     };
     result.trace.policy = shown.clone();
     let summary = metrics::summarize(&result.trace);
+    let spread = (args.runs > 1).then(|| {
+        let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
+        // The run already simulated is seed S; the spread re-simulates it
+        // without a trace sink, to the same figures.
+        s.first_seed = scenario.seed;
+        s
+    });
     let verdict = starvation_verdict(&scenario, &policy, &result.trace);
     // An open-ended window ends where the run's last item does (or where
     // an incomplete run stopped).
@@ -229,6 +250,9 @@ pub fn run(args: RunArgs) -> i32 {
                 "starvation".into(),
                 serde_json::to_value(&verdict).unwrap_or_default(),
             );
+            if let Some(s) = &spread {
+                insert_spread(obj, s, &summary);
+            }
         }
         println!("{value}");
     } else {
@@ -237,11 +261,84 @@ pub fn run(args: RunArgs) -> i32 {
         }
         print_summary(&summary, &result.outcome);
         print_verdict(&verdict);
+        if let Some(s) = &spread {
+            print_spread(s, &summary);
+        }
     }
     if result.outcome.is_completed() {
         0
     } else {
         EXIT_INCOMPLETE
+    }
+}
+
+/// `--runs N --json`: `runs`, the quantiles in place of the one run's
+/// figures (`makespan_ms: {min, p5, p50, p95, max}`), `outcomes`, and the
+/// outcome the run of the first seed (the rest of the object) belongs to.
+fn insert_spread(obj: &mut serde_json::Map<String, serde_json::Value>, s: &Spread, one: &Summary) {
+    fn v<T: serde::Serialize>(x: &T) -> serde_json::Value {
+        serde_json::to_value(x).unwrap_or_default()
+    }
+    obj.insert("runs".into(), s.runs.into());
+    obj.insert("first_seed".into(), s.first_seed.into());
+    obj.insert("incomplete_runs".into(), s.incomplete.into());
+    if let Some(m) = obj.remove("makespan_ms") {
+        obj.insert("makespan_ms_of_first_seed".into(), m);
+    }
+    obj.insert("makespan_ms".into(), v(&s.makespan_ms));
+    obj.insert("start_delay_p95_ms".into(), v(&s.start_delay_p95_ms));
+    obj.insert("threads_peak_spread".into(), v(&s.threads_peak));
+    obj.insert("outcomes".into(), v(&s.outcomes));
+    obj.insert(
+        "first_seed_outcome".into(),
+        s.outcome_of(one.makespan_ms, one.threads_peak).into(),
+    );
+}
+
+fn print_spread(s: &Spread, one: &Summary) {
+    let q = |x: &Quantiles, f: &dyn Fn(f64) -> String| {
+        format!(
+            "min {}   p5 {}   p50 {}   p95 {}   max {}",
+            f(x.min),
+            f(x.p5),
+            f(x.p50),
+            f(x.p95),
+            f(x.max)
+        )
+    };
+    println!();
+    println!(
+        "spread over {} seeds ({} to {}){}",
+        s.runs,
+        s.first_seed,
+        s.first_seed.wrapping_add(s.runs as u64 - 1),
+        if s.incomplete > 0 {
+            format!(", {} incomplete and left out", s.incomplete)
+        } else {
+            String::new()
+        }
+    );
+    println!("makespan      {}", q(&s.makespan_ms, &|x| human_ms(x)));
+    println!(
+        "delay p95     {}",
+        q(&s.start_delay_p95_ms, &|x| human_ms(x))
+    );
+    println!(
+        "peak threads  {}",
+        q(&s.threads_peak, &|x| format!("{x:.0}"))
+    );
+    println!("outcomes");
+    for line in s.outcome_lines(8) {
+        println!("  {line}");
+    }
+    match s.outcome_of(one.makespan_ms, one.threads_peak) {
+        Some(k) => println!(
+            "the run above (seed {}) is outcome {} ({:.1} % of runs)",
+            one.seed,
+            k + 1,
+            s.outcomes[k].share * 100.0
+        ),
+        None => println!("the run above (seed {}) did not complete", one.seed),
     }
 }
 
