@@ -207,6 +207,7 @@ const KEYS: &[&str] = &[
     "limit",
     "cpu_ms",
     "spin_ms",
+    "busy_ms",
     "sleep_ms",
     "wait_ms",
     "await_ms",
@@ -222,7 +223,9 @@ const KEYS: &[&str] = &[
 ];
 
 /// Step keys.
-const STEPS: &[&str] = &["cpu_ms", "spin_ms", "sleep_ms", "wait_ms", "await_ms"];
+const STEPS: &[&str] = &[
+    "cpu_ms", "spin_ms", "busy_ms", "sleep_ms", "wait_ms", "await_ms",
+];
 
 /// Quoted values: shapes, origins, throttle kinds, policy names and words
 /// policy files use.

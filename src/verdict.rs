@@ -97,6 +97,10 @@ fn step_words(step: &Step) -> Option<(String, String)> {
             format!("spin_ms = {}", ms(d)),
             format!("SpinWait.SpinUntil(() => false, {})", ms(d)),
         )),
+        Step::Busy(d) => Some((
+            format!("busy_ms = {}", ms(d)),
+            format!("a Stopwatch busy loop of {} ms", ms(d)),
+        )),
         Step::Cpu(_) | Step::Await(_) | Step::Yield => None,
     }
 }

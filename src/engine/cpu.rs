@@ -7,7 +7,8 @@
 //! core, as a fair OS scheduler gives on average. CPU work of `w`
 //! core-nanoseconds therefore takes `w` when cores are free and longer when
 //! they are not; a spinner ends at its wall-clock deadline whatever its
-//! share, but its share still slows the others.
+//! share, but its share still slows the others. A Stopwatch busy loop
+//! (`busy_ms`) is a spinner that demands a whole core.
 //!
 //! Cost is O(log n) per change: instead of rescaling every job, a single
 //! "virtual work" clock `v` advances at the per-thread rate, and each job
@@ -27,6 +28,8 @@ const FRAC_BITS: u32 = 32;
 pub struct Cpu {
     cores: u64,
     spinners: u64,
+    /// Stopwatch busy loops (`busy_ms`): a whole core each, no work to finish.
+    busy_loops: u64,
     /// Demand of one spinner, percent of a core.
     spin_percent: u64,
     /// Virtual work clock, ns << FRAC_BITS.
@@ -44,6 +47,7 @@ impl Cpu {
         Cpu {
             cores: u64::from(cores.max(1)),
             spinners: 0,
+            busy_loops: 0,
             spin_percent: u64::from(spin_percent.clamp(1, 100)),
             virtual_work: 0,
             last_update: SimTime::ZERO,
@@ -55,12 +59,14 @@ impl Cpu {
 
     /// Runnable threads (CPU work plus spinners).
     pub fn runnable(&self) -> u64 {
-        self.jobs.len() as u64 + self.spinners
+        self.jobs.len() as u64 + self.spinners + self.busy_loops
     }
 
     /// Total demand in percent of a core.
     fn demand(&self) -> u128 {
-        u128::from(self.jobs.len() as u64 * 100 + self.spinners * self.spin_percent)
+        u128::from(
+            (self.jobs.len() as u64 + self.busy_loops) * 100 + self.spinners * self.spin_percent,
+        )
     }
 
     /// Core-nanoseconds used so far (call [`Cpu::advance`] first for an up-to-date value).
@@ -107,6 +113,16 @@ impl Cpu {
     /// A spinner stops (call `advance(now)` first).
     pub fn remove_spinner(&mut self) {
         self.spinners = self.spinners.saturating_sub(1);
+    }
+
+    /// A busy loop starts holding a whole core (call `advance(now)` first).
+    pub fn add_busy_loop(&mut self) {
+        self.busy_loops += 1;
+    }
+
+    /// A busy loop ends (call `advance(now)` first).
+    pub fn remove_busy_loop(&mut self) {
+        self.busy_loops = self.busy_loops.saturating_sub(1);
     }
 
     /// When the earliest CPU job will finish at the current sharing, if any.
@@ -207,6 +223,20 @@ mod tests {
         cpu.add_job(1, SimDuration::from_ms(10));
         // 110 % demand on one core: the job runs at 100/110 speed.
         assert_eq!(cpu.next_completion(), Some(SimTime(11_000_000)));
+    }
+
+    #[test]
+    fn a_busy_loop_demands_a_whole_core_whatever_the_spin_share() {
+        let mut cpu = Cpu::new(1, 10);
+        cpu.add_busy_loop();
+        cpu.add_job(1, SimDuration::from_ms(10));
+        assert_eq!(cpu.runnable(), 2);
+        // 200 % demand on one core: the job runs at half speed.
+        assert_eq!(cpu.next_completion(), Some(SimTime::from_ms(20)));
+        cpu.advance(SimTime::from_ms(10));
+        cpu.remove_busy_loop();
+        assert_eq!(cpu.next_completion(), Some(SimTime::from_ms(15)));
+        assert_eq!(cpu.busy_core_ns(), 10_000_000);
     }
 
     #[test]

@@ -239,6 +239,8 @@ enum Activity {
     None,
     Cpu,
     Spin,
+    /// A Stopwatch busy loop: a whole core until its wall-clock deadline.
+    Busy,
     Sleep,
     Wait,
     /// Blocked joining a parallel call; the kind decides cooperative blocking.
@@ -1305,6 +1307,11 @@ impl<S: TraceSink> Engine<'_, S> {
             Activity::Spin => {
                 self.core.cpu.advance(self.core.now);
                 self.core.cpu.remove_spinner();
+                self.core.reschedule_cpu();
+            }
+            Activity::Busy => {
+                self.core.cpu.advance(self.core.now);
+                self.core.cpu.remove_busy_loop();
                 self.core.reschedule_cpu();
             }
             Activity::Sleep => {

@@ -218,7 +218,12 @@ impl<S: TraceSink> Engine<'_, S> {
             let now = self.core.now;
             let generation = self.core.th(t).generation;
             match *step {
-                Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d)
+                Step::Cpu(d)
+                | Step::Spin(d)
+                | Step::Busy(d)
+                | Step::Sleep(d)
+                | Step::Wait(d)
+                | Step::Await(d)
                     if d == SimDuration::ZERO => {}
                 Step::Cpu(d) => {
                     self.core.cpu.advance(now);
@@ -237,6 +242,17 @@ impl<S: TraceSink> Engine<'_, S> {
                     let end = self.core.scenario.machine.spin_end(now, d);
                     self.core
                         .schedule(end, super::EventKind::StepDone(t, generation));
+                    return Flow::Pending;
+                }
+                Step::Busy(d) => {
+                    // Shown as CPU: the thread holds its core throughout.
+                    self.core.cpu.advance(now);
+                    self.core.cpu.add_busy_loop();
+                    self.core.reschedule_cpu();
+                    self.core.th(t).activity = Activity::Busy;
+                    self.core.phase(t, Phase::Cpu, Some(item));
+                    self.core
+                        .schedule(now + d, super::EventKind::StepDone(t, generation));
                     return Flow::Pending;
                 }
                 Step::Sleep(d) => {

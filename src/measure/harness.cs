@@ -39,6 +39,7 @@
 //   when the duration is positive (spin: always at least 1). Arrivals and
 //   group starts are waited for with Thread.Sleep (ms resolution: a
 //   submission may be up to ~1 ms late; no spinning on the measured cores).
+// - Busy steps: a Stopwatch loop on the exact microsecond duration.
 // - CPU steps: a calibrated loop; calibration (on the main thread, before
 //   t0, no pool threads) times its trials with the thread's CPU clock.
 // - The timeout counts from t0. On timeout only finished items are written.
@@ -61,7 +62,7 @@ namespace PoolsimHarness
 {
     enum Submit { TaskRun, QueueUserWorkItem, WhenAll, NewThread, ParallelInvoke, ParallelFor, ParallelForEach, Plinq, ParallelForEachAsync }
     enum ThrottleKind { None, ConcurrentExclusive, Semaphore }
-    enum StepKind { Cpu, Spin, Sleep, Wait, Await, Yield }
+    enum StepKind { Cpu, Spin, Busy, Sleep, Wait, Await, Yield }
 
     sealed class Step
     {
@@ -235,12 +236,22 @@ namespace PoolsimHarness
             Sink = (long)r; // observable: the loop cannot be removed
         }
 
+        // A Stopwatch busy loop (`busy_ms`), as demos write it:
+        // `while (sw.ElapsedMilliseconds < ms) {}`; holds its core throughout.
+        static void Busy(long us)
+        {
+            long ticks = us * Freq / 1000000;
+            Stopwatch sw = Stopwatch.StartNew();
+            while (sw.ElapsedTicks < ticks) { }
+        }
+
         static void SyncStep(Step s)
         {
             switch (s.Kind)
             {
                 case StepKind.Cpu: Cpu(s.Iterations); break;
                 case StepKind.Spin: SpinWait.SpinUntil(never, s.Ms); break;
+                case StepKind.Busy: Busy(s.Us); break;
                 case StepKind.Sleep: Thread.Sleep(s.Ms); break;
                 case StepKind.Wait: Task.Delay(s.Ms).Wait(); break;
                 default: throw new InvalidOperationException("async step in a synchronous body");
@@ -637,6 +648,7 @@ namespace PoolsimHarness
                             {
                                 case "cpu": s.Kind = StepKind.Cpu; break;
                                 case "spin": s.Kind = StepKind.Spin; break;
+                                case "busy": s.Kind = StepKind.Busy; break;
                                 case "sleep": s.Kind = StepKind.Sleep; break;
                                 case "wait": s.Kind = StepKind.Wait; break;
                                 case "await": s.Kind = StepKind.Await; break;

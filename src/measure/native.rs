@@ -14,7 +14,7 @@
 //! thread counts are the same code, `crate::engine::pool_state` — so the
 //! same model drives both; only the clock is real. Steps run for real: `cpu_ms` burns thread CPU time
 //! (stretched by contention, like processor sharing), `spin_ms` spins like
-//! `SpinWait.SpinUntil`, `sleep_ms` sleeps, `wait_ms` blocks until its
+//! `SpinWait.SpinUntil`, `busy_ms` loops on the clock holding its core, `sleep_ms` sleeps, `wait_ms` blocks until its
 //! `Task.Delay` timer callback has run as pool work, `await_ms` and `yield`
 //! queue the rest of the body as a continuation. Submission shapes
 //! `task-run`, `queue-user-work-item`, `when-all` (as `task-run`) and

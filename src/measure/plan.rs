@@ -119,6 +119,7 @@ pub fn plan_text(
             let _ = match step {
                 Step::Cpu(d) => writeln!(out, "step {g} cpu {}", us(*d)),
                 Step::Spin(d) => writeln!(out, "step {g} spin {}", us(*d)),
+                Step::Busy(d) => writeln!(out, "step {g} busy {}", us(*d)),
                 Step::Sleep(d) => writeln!(out, "step {g} sleep {}", us(*d)),
                 Step::Wait(d) => writeln!(out, "step {g} wait {}", us(*d)),
                 Step::Await(d) => writeln!(out, "step {g} await {}", us(*d)),

@@ -813,9 +813,10 @@ fn build_step(
     r: &mut Report<'_>,
 ) -> Option<Step> {
     type Make = fn(SimDuration) -> Step;
-    let timed: [(&str, &Option<Spanned<Number>>, Make); 5] = [
+    let timed: [(&str, &Option<Spanned<Number>>, Make); 6] = [
         ("cpu_ms", &t.cpu_ms, Step::Cpu),
         ("spin_ms", &t.spin_ms, Step::Spin),
+        ("busy_ms", &t.busy_ms, Step::Busy),
         ("sleep_ms", &t.sleep_ms, Step::Sleep),
         ("wait_ms", &t.wait_ms, Step::Wait),
         ("await_ms", &t.await_ms, Step::Await),

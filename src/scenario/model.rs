@@ -214,6 +214,11 @@ pub enum Step {
     /// (`SpinWait.SpinUntil(() => false, ms)`): holds a core share while it
     /// runs, but ends on time however contended the cores are.
     Spin(SimDuration),
+    /// A Stopwatch busy loop (`while (sw.ElapsedMilliseconds < ms) {}`):
+    /// holds a whole core the whole time and ends on wall-clock time (the
+    /// Stopwatch is exact; no `TickCount` step), however contended the
+    /// cores are.
+    Busy(SimDuration),
     /// `Thread.Sleep(ms)`: holds the thread, no CPU, not cooperative blocking.
     Sleep(SimDuration),
     /// `Task.Delay(ms).Wait()`: holds the thread until the timer's callback

@@ -270,8 +270,8 @@ pub struct RawArrival {
 pub enum RawStep {
     /// The string `"yield"`.
     Yield,
-    /// `{ cpu_ms = 5 }` and the like.
-    Table(RawStepTable),
+    /// `{ cpu_ms = 5 }` and the like (boxed: the table is large).
+    Table(Box<RawStepTable>),
 }
 
 /// A step written as a table: exactly one key is expected (checked later).
@@ -280,6 +280,7 @@ pub enum RawStep {
 pub struct RawStepTable {
     pub cpu_ms: Option<Spanned<Number>>,
     pub spin_ms: Option<Spanned<Number>>,
+    pub busy_ms: Option<Spanned<Number>>,
     pub sleep_ms: Option<Spanned<Number>>,
     pub wait_ms: Option<Spanned<Number>>,
     pub await_ms: Option<Spanned<Number>>,
@@ -304,7 +305,7 @@ impl<'de> Deserialize<'de> for RawStep {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawStep, A::Error> {
                 RawStepTable::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(RawStep::Table)
+                    .map(|t| RawStep::Table(Box::new(t)))
             }
         }
         deserializer.deserialize_any(StepVisitor)

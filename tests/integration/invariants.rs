@@ -49,6 +49,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         ms.clone().prop_map(|d| Step::Cpu(SimDuration::from_ms(d))),
         ms.clone().prop_map(|d| Step::Spin(SimDuration::from_ms(d))),
+        ms.clone().prop_map(|d| Step::Busy(SimDuration::from_ms(d))),
         ms.clone()
             .prop_map(|d| Step::Sleep(SimDuration::from_ms(d))),
         ms.clone().prop_map(|d| Step::Wait(SimDuration::from_ms(d))),
@@ -193,7 +194,7 @@ fn min_duration(body: &[Step], tick: Option<SimDuration>) -> SimDuration {
     body.iter()
         .map(|s| match *s {
             Step::Spin(d) => SimDuration::from_nanos(d.as_nanos().saturating_sub(tick)),
-            Step::Cpu(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d) => d,
+            Step::Cpu(d) | Step::Busy(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d) => d,
             Step::Yield => SimDuration::ZERO,
         })
         .fold(SimDuration::ZERO, |a, b| a + b)

@@ -258,3 +258,54 @@ fn mono_at_its_thread_limit_still_fills_the_goal() {
         );
     }
 }
+
+/// A Stopwatch busy loop (`busy_ms`) holds a whole core and ends on time; a
+/// `SpinWait.SpinUntil` spinner (`spin_ms`) ends on time too but leaves most
+/// of its core to others. On one core, next to 100 ms of CPU work started
+/// at the same moment, the busy loop halves the work's speed for its
+/// 100 ms; the spinner slows it only by its share.
+#[test]
+fn a_busy_loop_holds_its_core_and_ends_on_wall_clock_time() {
+    let text = |step: &str| {
+        format!(
+            "[machine]\ncores = 1\n[pool]\npolicy = \"net5\"\nmin_threads = 2\n\
+             [[group]]\nname = \"loop\"\ncount = 1\nbody = [ {{ {step} = 100 }} ]\n\
+             [[group]]\nname = \"work\"\ncount = 1\nbody = [ {{ cpu_ms = 100 }} ]\n"
+        )
+    };
+    let end_ms = |r: &RunResult, group: u32| {
+        let i = r.trace.items.iter().find(|i| i.group == group).unwrap();
+        i.finished.since(i.started).as_ms_f64()
+    };
+    let item = |r: &RunResult, group: u32| {
+        let i = r.trace.items.iter().find(|i| i.group == group).unwrap();
+        (i.started.as_ms_f64(), i.finished.as_ms_f64())
+    };
+    let busy = run(&text("busy_ms"), "net5");
+    assert!(
+        (end_ms(&busy, 0) - 100.0).abs() < 1e-6,
+        "{}",
+        end_ms(&busy, 0)
+    );
+    // The work runs at half speed while the loop holds the core, then at
+    // full speed: done at loop end + (100 - overlap / 2).
+    let ((_, loop_end), (work_start, work_end)) = (item(&busy, 0), item(&busy, 1));
+    let overlap = loop_end - work_start;
+    assert!(overlap > 90.0, "{overlap}");
+    let expected = loop_end + (100.0 - overlap / 2.0);
+    assert!(
+        (work_end - expected).abs() < 1e-3,
+        "{work_end} vs {expected}"
+    );
+    let spin = run(&text("spin_ms"), "net5");
+    assert!(
+        (end_ms(&spin, 0) - 100.0).abs() < 1e-6,
+        "{}",
+        end_ms(&spin, 0)
+    );
+    assert!(
+        end_ms(&spin, 1) < end_ms(&busy, 1) - 10.0,
+        "{}",
+        end_ms(&spin, 1)
+    );
+}

@@ -143,6 +143,20 @@ pub(super) fn burn_cpu(ns: u64, stop: &AtomicBool) -> bool {
     }
 }
 
+/// Busy-loops on the clock until `until` (a `busy_ms` step, a Stopwatch
+/// loop), never yielding its core. Returns false when `stop` was raised first.
+pub(super) fn busy_until(until: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if Instant::now() >= until {
+            return true;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+}
+
 /// Spins until `until` (a `spin_ms` step) the way `SpinWait.SpinUntil`
 /// does: ten short busy spins, then `Thread.Yield` / `Sleep(0)` (both a
 /// `sched_yield` here) with a 1 ms sleep every 20th iteration, so the

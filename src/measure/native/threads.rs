@@ -263,7 +263,12 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
             return (g, Flow::Finished);
         };
         match step {
-            Step::Cpu(d) | Step::Spin(d) | Step::Sleep(d) | Step::Wait(d) | Step::Await(d)
+            Step::Cpu(d)
+            | Step::Spin(d)
+            | Step::Busy(d)
+            | Step::Sleep(d)
+            | Step::Wait(d)
+            | Step::Await(d)
                 if d == SimDuration::ZERO => {}
             Step::Cpu(d) => {
                 drop(g);
@@ -278,6 +283,14 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 let end = sh.scenario.machine.spin_end(start, d);
                 let until = sh.t0 + std::time::Duration::from_nanos(end.as_nanos());
                 sys::spin_until(until, &sh.stop);
+                g = sh.lock();
+            }
+            Step::Busy(d) => {
+                // A Stopwatch loop: the exact clock, the core held throughout.
+                drop(g);
+                let until =
+                    std::time::Instant::now() + std::time::Duration::from_nanos(d.as_nanos());
+                sys::busy_until(until, &sh.stop);
                 g = sh.lock();
             }
             Step::Sleep(d) => {
