@@ -37,6 +37,7 @@ pub mod engine;
 pub mod error;
 pub mod explain;
 pub mod fuzz;
+pub mod generate;
 pub mod measure;
 pub mod metrics;
 pub mod nettrace;

@@ -108,6 +108,10 @@ pub struct RunFigures {
     pub makespan_ms: f64,
     pub start_delay_p95_ms: f64,
     pub threads_peak: u32,
+    /// Every finished item's start, from the run's first submission, sorted
+    /// (kept only by [`spread_with_offsets`]).
+    #[serde(skip)]
+    pub start_offsets_ms: Vec<f64>,
 }
 
 /// The outcomes of `runs` seeds.
@@ -172,6 +176,27 @@ pub fn spread(
     runs: usize,
     options: &SimOptions,
 ) -> Spread {
+    spread_runs(scenario, policy, runs, options, false)
+}
+
+/// [`spread`], keeping every run's sorted start offsets (for comparing
+/// distributions with measured runs).
+pub fn spread_with_offsets(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    runs: usize,
+    options: &SimOptions,
+) -> Spread {
+    spread_runs(scenario, policy, runs, options, true)
+}
+
+fn spread_runs(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    runs: usize,
+    options: &SimOptions,
+    keep_offsets: bool,
+) -> Spread {
     let first_seed = scenario.seed;
     let per_run: Vec<RunFigures> = (0..runs as u64)
         .into_par_iter()
@@ -186,6 +211,11 @@ pub fn spread(
                 makespan_ms: m.makespan_ms,
                 start_delay_p95_ms: m.start_delay_ms.p95,
                 threads_peak: m.threads_peak,
+                start_offsets_ms: if keep_offsets {
+                    crate::validate::start_offsets_ms(&r.trace)
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect();
@@ -260,6 +290,7 @@ mod tests {
             makespan_ms,
             start_delay_p95_ms: 0.0,
             threads_peak,
+            start_offsets_ms: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@ mod reproduce;
 mod run;
 mod sweep;
 mod validate;
+mod validate_set;
 
 use clap::{Parser, Subcommand};
 

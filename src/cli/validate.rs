@@ -10,8 +10,11 @@ use poolsim::engine::{self, SimOptions};
 use poolsim::measure;
 use poolsim::measure::measured::Measured;
 use poolsim::output;
+use poolsim::output::human_ms;
 use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::spread;
 use poolsim::trace::EventLog;
+use poolsim::validate::distribution::{self, DistTolerances, DistributionReport};
 use poolsim::validate::{self, Report, Tolerances};
 
 use super::measure::{RUNTIME_HELP, measure_or_exit, prepare, save_or_exit};
@@ -31,16 +34,35 @@ peak; threads-over-time distance (mean |difference|) within 1.5 threads or 20 % 
 measured peak. Each is the median over the repetitions. Times count from each run's first \
 submission.
 
+With --runs N the model is simulated with N seeds (the scenario's seed and the next N-1) and \
+the real runs are checked against that distribution instead: every measured makespan inside \
+the simulated [min, max] widened by 2 %; the median makespan within 5 %; the pooled start \
+offsets quantile by quantile within 100 ms or 5 % of the makespan. The two-sample \
+Kolmogorov-Smirnov statistic of the makespans and the simulated p5-p95 width against the \
+measured min-max width are reported. The exit status then follows these checks.
+
+With --generate N (no scenario file) it draws N scenarios from a fixed grammar of real-world \
+shapes (src/generate.rs: round and arbitrary durations; sleep, wait, busy, cpu, await and \
+yield bodies; 4 to 60 items at once, staggered or Poisson; 1 or 2 cores; default or raised \
+min threads; with and without a throttle), seeded by --seed, runs each --repeat times and \
+checks each as with --runs (default 100). --record DIR saves each scenario (gen-S-K.toml) and \
+its runs (gen-S-K/RUNTIME-J.txt); --fixtures DIR replays such a set. The set passes when at \
+least 90 % of the measured runs fall inside their simulated ranges and the median of the \
+scenarios' median makespan errors is at most 5 %.
+
 Exit status: 0 every check passed, 1 a check failed, 2 bad input / runtime missing / \
 scenario the runtime cannot express, 3 a run failed or was killed.
 
 Examples:
   poolsim validate scenarios/validation/sleep-burst.toml --runtime coreclr3 --repeat 3
   poolsim validate scenarios/validation/sleep-burst.toml --runtime net8 \\
-      --fixtures tests/fixtures/validation/sleep-burst")]
+      --fixtures tests/fixtures/validation/sleep-burst
+  poolsim validate scenarios/validation/one-core.toml --runtime net8 --repeat 5 --runs 200
+  poolsim validate --generate 40 --seed 1 --runtime mono --repeat 5 --record gen-mono")]
 pub struct ValidateArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
+    /// The scenario file (TOML); leave it out with --generate.
+    #[arg(required_unless_present = "generate", conflicts_with = "generate")]
+    pub scenario: Option<PathBuf>,
     #[arg(long, short, value_name = "RUNTIME", help = format!("The real pool: {RUNTIME_HELP}"))]
     pub runtime: String,
     /// The model to validate (default: the runtime's own; for native, the
@@ -68,16 +90,38 @@ pub struct ValidateArgs {
     /// (on by default, as users run it; see `poolsim measure --help`).
     #[arg(long)]
     pub no_tiered_compilation: bool,
+    /// Simulate N seeds and check the measured runs against that
+    /// distribution (default: 1, one seed and the median checks; 100 with
+    /// --generate).
+    #[arg(long, value_name = "N")]
+    pub runs: Option<usize>,
+    /// Draw N scenarios from the fixed grammar and validate each.
+    #[arg(long, value_name = "N", conflicts_with = "png")]
+    pub generate: Option<usize>,
+    /// The grammar's seed for --generate.
+    #[arg(long, default_value_t = 1, value_name = "S", requires = "generate")]
+    pub seed: u64,
+    /// With --generate: run nothing; print each scenario's simulated range
+    /// and what the live runs would cost in wall-clock time.
+    #[arg(long, requires = "generate")]
+    pub dry_run: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: ValidateArgs) -> i32 {
+    if args.runs == Some(0) {
+        eprintln!("error: --runs must be at least 1");
+        return EXIT_INPUT;
+    }
+    let Some(scenario_file) = args.scenario.clone() else {
+        return super::validate_set::run(&args);
+    };
     let (runtime, mut scenario, policy) = match prepare(
         &args.runtime,
         args.repeat,
-        &args.scenario,
+        &scenario_file,
         args.policy.as_deref(),
     ) {
         Ok(v) => v,
@@ -92,7 +136,7 @@ pub fn run(args: ValidateArgs) -> i32 {
     let tiered = scenario.pool.tiered_compilation;
     if let Err(e) = output::check_outputs(
         &[("--png", args.png.as_deref(), "png")],
-        &[args.scenario.as_path()],
+        &[scenario_file.as_path()],
     ) {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
@@ -121,7 +165,7 @@ pub fn run(args: ValidateArgs) -> i32 {
         args.record.as_deref(),
         &mut runs,
         runtime,
-        &args.scenario,
+        &scenario_file,
         tiered,
     ) {
         return code;
@@ -161,18 +205,101 @@ pub fn run(args: ValidateArgs) -> i32 {
             return EXIT_INPUT;
         }
     }
+    let dist = args.runs.filter(|&n| n > 1).map(|n| {
+        let sim = spread::spread_with_offsets(&scenario, &policy, n, &SimOptions::default());
+        distribution::compare_distributions(
+            &sim,
+            (&scenario.name, &policy.name),
+            &measured,
+            runtime.name(),
+            &DistTolerances::default(),
+        )
+    });
     if args.json {
-        match serde_json::to_string(&report) {
-            Ok(s) => println!("{s}"),
+        let mut value = match serde_json::to_value(&report) {
+            Ok(v) => v,
             Err(e) => {
                 eprintln!("error: {e}");
                 return EXIT_INPUT;
             }
+        };
+        if let (Some(d), Some(obj)) = (&dist, value.as_object_mut()) {
+            obj.insert(
+                "distribution".into(),
+                serde_json::to_value(d).unwrap_or_default(),
+            );
         }
+        println!("{value}");
     } else {
         print_report(&report, &runs);
+        if let Some(d) = &dist {
+            println!();
+            print_distribution(d);
+        }
     }
-    if report.pass { 0 } else { EXIT_FAIL }
+    let pass = dist.as_ref().map_or(report.pass, |d| d.pass);
+    if pass { 0 } else { EXIT_FAIL }
+}
+
+/// The distribution checks of `--runs N`, in words and a table.
+pub fn print_distribution(d: &DistributionReport) {
+    let q = &d.sim_makespan_ms;
+    println!(
+        "distribution: model over {} seeds ({}..{}), makespan min {} p5 {} p50 {} p95 {} max {}",
+        d.sim_runs,
+        d.first_seed,
+        d.first_seed + d.sim_runs as u64 - 1,
+        human_ms(q.min),
+        human_ms(q.p5),
+        human_ms(q.p50),
+        human_ms(q.p95),
+        human_ms(q.max)
+    );
+    for o in d.sim_outcomes.iter().take(4) {
+        println!(
+            "  {:>5.1} % of seeds: {}, peak {} threads",
+            o.share * 100.0,
+            human_ms(o.makespan_ms),
+            o.threads_peak
+        );
+    }
+    let real: Vec<String> = d
+        .measured_makespans_ms
+        .iter()
+        .zip(&d.measured_peaks)
+        .map(|(m, p)| format!("{} ({p} th)", human_ms(*m)))
+        .collect();
+    println!("  measured runs: {}", real.join(", "));
+    println!(
+        "  {} of {} measured runs inside [min, max] +/- 2 %",
+        d.covered,
+        d.measured_makespans_ms.len()
+    );
+    for c in &d.checks {
+        println!(
+            "{:<24} {:>9.1} {:<4} {:>9.1} {:<4}  {}",
+            c.metric,
+            c.value,
+            c.unit,
+            c.tolerance,
+            c.unit,
+            if c.pass { "pass" } else { "FAIL" }
+        );
+    }
+    println!(
+        "two-sample KS on makespans: D = {:.2}, p = {:.3} (reported, not checked)",
+        d.ks.d, d.ks.p_value
+    );
+    match d.width_ratio {
+        Some(r) => {
+            println!("model p5-p95 width / measured min-max width: {r:.2} (reported, not checked)")
+        }
+        None => println!(
+            "measured runs all gave one makespan; model p5-p95 spans {:.1} %",
+            d.sim_p5_p95_rel * 100.0
+        ),
+    }
+    println!("{}", if d.pass { "PASS" } else { "FAIL" });
 }
 
 fn print_report(r: &Report, runs: &[Measured]) {

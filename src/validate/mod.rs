@@ -15,6 +15,8 @@
 
 use serde::Serialize;
 
+pub mod distribution;
+
 use crate::metrics::{self, Percentiles};
 use crate::time::SimTime;
 use crate::trace::Trace;
@@ -77,6 +79,20 @@ fn first_queued(t: &Trace) -> SimTime {
         .map(|i| i.queued)
         .min()
         .unwrap_or(SimTime::ZERO)
+}
+
+/// Every finished item's start, in ms from the run's first submission,
+/// sorted.
+pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {
+    let origin = first_queued(t).as_ms_f64();
+    let mut v: Vec<f64> = t
+        .items
+        .iter()
+        .filter(|i| i.finished != SimTime::MAX)
+        .map(|i| i.started.as_ms_f64() - origin)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
 }
 
 /// Items per group, in submission order: `(start, end)` offsets from the
@@ -178,7 +194,7 @@ pub struct Report {
     pub pass: bool,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

@@ -1,0 +1,330 @@
+//! `poolsim validate --generate N --seed S --runtime R`: validation on
+//! workloads nobody chose (`poolsim::generate`), each scenario checked as a
+//! distribution (`poolsim::validate::distribution`), then the set summed
+//! up.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use poolsim::engine::SimOptions;
+use poolsim::generate::{self, Generated};
+use poolsim::measure::{self, Runtime};
+use poolsim::output::human_ms;
+use poolsim::policy::file::resolve_policy;
+use poolsim::scenario::load::parse_scenario;
+use poolsim::spread;
+use poolsim::validate::distribution::{
+    self, DistTolerances, DistributionReport, SetSummary, summarize_set,
+};
+
+use super::measure::{measure_or_exit, parse_runtime, save_runs};
+use super::validate::{EXIT_FAIL, ValidateArgs};
+use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+
+/// The set passes with at least this share of measured runs in range ...
+pub const SET_COVERAGE: f64 = 0.90;
+/// ... and a median |median makespan error| of at most this.
+pub const SET_MEDIAN_ERROR: f64 = 0.05;
+
+/// The model a generated set names: `--policy`, else the runtime's own, else
+/// (the native pool) the classic pool.
+fn policy_name(runtime: Runtime, flag: Option<&str>) -> String {
+    flag.or(runtime.policy())
+        .unwrap_or("net-classic")
+        .to_string()
+}
+
+pub fn run(args: &ValidateArgs) -> i32 {
+    let n = args.generate.unwrap_or(0);
+    if n == 0 {
+        eprintln!("error: --generate must be at least 1");
+        return EXIT_INPUT;
+    }
+    if args.repeat == 0 {
+        eprintln!("error: --repeat must be at least 1");
+        return EXIT_INPUT;
+    }
+    let runtime = match parse_runtime(&args.runtime) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    let name = policy_name(runtime, args.policy.as_deref());
+    let policy = match resolve_policy(&name) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return EXIT_INPUT;
+        }
+    };
+    let sim_runs = args.runs.unwrap_or(100);
+    let set = generate::generate(n, args.seed, &name);
+    if args.dry_run {
+        return dry_run(args, &policy, &set, sim_runs);
+    }
+    if !args.json {
+        println!(
+            "generated set: {n} scenarios, grammar seed {}, model {} against {}, {} run(s) each, \
+             {sim_runs} simulated seeds each",
+            args.seed,
+            policy.name,
+            runtime.name(),
+            args.repeat
+        );
+        println!(
+            "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5}  result",
+            "scenario",
+            "items",
+            "cores",
+            "model p5 .. p95",
+            "measured min .. max (median)",
+            "in",
+            "median",
+            "offsets",
+            "KS D"
+        );
+    }
+    let mut reports: Vec<DistributionReport> = Vec::new();
+    let mut failed: Vec<(String, i32)> = Vec::new();
+    for g in &set {
+        match one(args, runtime, &policy, g, sim_runs) {
+            Ok(r) => {
+                if !args.json {
+                    print_row(g, &r);
+                }
+                reports.push(r);
+            }
+            Err(code) if code == EXIT_INPUT => return code,
+            Err(code) => {
+                if !args.json {
+                    println!("{:<16} run failed (exit {code}); left out", stem(g));
+                }
+                failed.push((stem(g), code));
+            }
+        }
+        let _ = std::io::stdout().flush();
+    }
+    let summary = summarize_set(&reports);
+    let pass = summary.coverage >= SET_COVERAGE
+        && summary.median_abs_median_error <= SET_MEDIAN_ERROR
+        && !reports.is_empty();
+    if args.json {
+        let value = serde_json::json!({
+            "grammar_seed": args.seed,
+            "runtime": runtime.name(),
+            "policy": policy.name,
+            "repeat": args.repeat,
+            "sim_runs": sim_runs,
+            "scenarios": reports,
+            "failed": failed,
+            "summary": summary,
+            "pass": pass,
+        });
+        println!("{value}");
+    } else {
+        print_summary(&summary, &failed, pass);
+    }
+    if !failed.is_empty() {
+        EXIT_INCOMPLETE
+    } else if pass {
+        0
+    } else {
+        EXIT_FAIL
+    }
+}
+
+/// `--dry-run`: the model's ranges and the live cost, nothing run.
+fn dry_run(
+    args: &ValidateArgs,
+    policy: &poolsim::policy::PolicyConfig,
+    set: &[Generated],
+    sim_runs: usize,
+) -> i32 {
+    let mut total_ms = 0.0;
+    for g in set {
+        let Ok(scenario) = parse_scenario(&g.toml, &g.file) else {
+            eprintln!("error: generated {} does not load", g.file);
+            return EXIT_INPUT;
+        };
+        let sim = spread::spread(&scenario, policy, sim_runs, &SimOptions::default());
+        let q = sim.makespan_ms;
+        total_ms += q.p50 * f64::from(args.repeat);
+        println!(
+            "{:<16} {:>3} items  model p5 {} p50 {} p95 {}  {}",
+            stem(g),
+            scenario.item_count(),
+            human_ms(q.p5),
+            human_ms(q.p50),
+            human_ms(q.p95),
+            scenario.name
+        );
+    }
+    println!(
+        "live: about {} of workload for {} run(s) each, plus each run's start-up",
+        human_ms(total_ms),
+        args.repeat
+    );
+    0
+}
+
+fn stem(g: &Generated) -> String {
+    g.file.trim_end_matches(".toml").to_string()
+}
+
+/// Measures (or reads) and checks one generated scenario.
+fn one(
+    args: &ValidateArgs,
+    runtime: Runtime,
+    policy: &poolsim::policy::PolicyConfig,
+    g: &Generated,
+    sim_runs: usize,
+) -> Result<DistributionReport, i32> {
+    let mut scenario = match parse_scenario(&g.toml, &g.file) {
+        Ok(s) => s,
+        Err(e) => {
+            // The grammar makes only valid scenarios (a unit test checks it).
+            eprintln!("error: generated {} does not load: {e}", g.file);
+            return Err(EXIT_INPUT);
+        }
+    };
+    if args.no_tiered_compilation {
+        scenario.pool.tiered_compilation = false;
+    }
+    let tiered = scenario.pool.tiered_compilation;
+    let runs = match &args.fixtures {
+        Some(dir) => {
+            check_recorded_text(dir, g)?;
+            measure::read_recorded(&dir.join(stem(g)), runtime, &scenario).map_err(|e| {
+                eprintln!("{e}");
+                EXIT_INPUT
+            })?
+        }
+        None => {
+            let mut runs = measure_or_exit(
+                runtime,
+                &scenario,
+                policy,
+                args.repeat,
+                args.timeout_s,
+                tiered,
+            )?;
+            if let Some(dir) = &args.record {
+                let file = dir.join(&g.file);
+                let saved = std::fs::create_dir_all(dir)
+                    .and_then(|_| std::fs::write(&file, &g.toml))
+                    .map_err(anyhow::Error::from)
+                    .and_then(|_| save_runs(&dir.join(stem(g)), &mut runs, runtime, &file, tiered));
+                if let Err(e) = saved {
+                    eprintln!("error: {e:#}");
+                    return Err(EXIT_INPUT);
+                }
+            }
+            runs
+        }
+    };
+    let scenario = measure::as_recorded(&scenario, &runs);
+    let sim = spread::spread_with_offsets(&scenario, policy, sim_runs, &SimOptions::default());
+    let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
+    Ok(distribution::compare_distributions(
+        &sim,
+        (&scenario.name, &policy.name),
+        &measured,
+        runtime.name(),
+        &DistTolerances::default(),
+    ))
+}
+
+/// A recorded set must be the set the grammar draws now.
+fn check_recorded_text(dir: &Path, g: &Generated) -> Result<(), i32> {
+    let file: PathBuf = dir.join(&g.file);
+    match std::fs::read_to_string(&file) {
+        Ok(text) if text == g.toml => Ok(()),
+        Ok(_) => {
+            eprintln!(
+                "error: {} differs from what the grammar draws now: the recordings are of \
+                 another set (record it again with --record)",
+                file.display()
+            );
+            Err(EXIT_INPUT)
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", file.display());
+            Err(EXIT_INPUT)
+        }
+    }
+}
+
+fn print_row(g: &Generated, r: &DistributionReport) {
+    let q = &r.sim_makespan_ms;
+    let m = &r.measured_makespans_ms;
+    let (lo, hi) = m
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    let med = poolsim::validate::distribution::median_of(m);
+    println!(
+        "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2}  {}",
+        stem(g),
+        count_items(&g.toml),
+        if g.toml.contains("cores = 1") { 1 } else { 2 },
+        format!("{} .. {}", human_ms(q.p5), human_ms(q.p95)),
+        format!("{} .. {} ({})", human_ms(lo), human_ms(hi), human_ms(med)),
+        format!("{}/{}", r.covered, m.len()),
+        r.median_error * 100.0,
+        r.offset_error_ms,
+        r.ks.d,
+        if r.pass { "pass" } else { "FAIL" }
+    );
+}
+
+fn count_items(toml: &str) -> u64 {
+    toml.lines()
+        .filter_map(|l| l.strip_prefix("count = "))
+        .filter_map(|v| v.trim().parse::<u64>().ok())
+        .sum()
+}
+
+fn print_summary(s: &SetSummary, failed: &[(String, i32)], pass: bool) {
+    println!();
+    println!(
+        "measured runs inside the simulated range (+/- 2 %): {} of {} ({:.1} %; target >= {:.0} %)",
+        s.covered_runs,
+        s.measured_runs,
+        s.coverage * 100.0,
+        SET_COVERAGE * 100.0
+    );
+    println!(
+        "median over the scenarios of |median makespan error|: {:.1} % (target <= {:.0} %)",
+        s.median_abs_median_error * 100.0,
+        SET_MEDIAN_ERROR * 100.0
+    );
+    println!(
+        "scenarios whose measured runs agree within 1 %: {}; of those, the model's p5-p95 \
+         within 2 %: {}",
+        s.agreeing, s.agreeing_sim_tight
+    );
+    match s.median_width_ratio {
+        Some(r) => println!("median model p5-p95 width / measured min-max width: {r:.2}"),
+        None => {
+            println!("median model p5-p95 width / measured min-max width: - (no spread measured)")
+        }
+    }
+    println!(
+        "two-sample KS on makespans: median D {:.2}; p < 0.05 in {:.0} % of the scenarios",
+        s.median_ks_d,
+        s.ks_rejected_share * 100.0
+    );
+    if s.misses_over_10_percent.is_empty() {
+        println!("no scenario's median misses by more than 10 %");
+    } else {
+        println!("medians missing by more than 10 %:");
+        for (name, e) in &s.misses_over_10_percent {
+            println!("  {:+.1} %  {name}", e * 100.0);
+        }
+    }
+    for (name, code) in failed {
+        println!("run failed: {name} (exit {code})");
+    }
+    println!("{}", if pass { "PASS" } else { "FAIL" });
+}
