@@ -10,6 +10,7 @@ use poolsim::output;
 use poolsim::policy::file::resolve_policy;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
+use poolsim::spread::{self, Spread};
 use poolsim::trace::EventLog;
 
 use poolsim::output::human_ms;
@@ -21,6 +22,11 @@ use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 Examples:
   poolsim compare scenarios/seed-000-task-run.toml --policy net5 --policy net6
   poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --png net5-vs-net6.png
+  poolsim compare scenarios/validation/staggered-arrivals.toml -p coreclr3 -p net8 --runs 100
+
+--runs N simulates every policy with N seeds (the scenario's seed and the next N-1) and adds
+each one's makespan p5 / p50 / p95 and its most common outcomes (a real pool gives different
+outcomes run to run; see `poolsim run --help`). The table and the chart are of the first seed.
 
 Exit codes: 0 every policy's run completed; 2 bad input; 3 a policy's run
 did not complete (deadlock, time limit, stall): the table marks it with !
@@ -41,6 +47,10 @@ pub struct CompareArgs {
     /// The same chart as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<PathBuf>,
+    /// Simulate each policy with N seeds and report the spread of its
+    /// outcomes (default 1: one run each).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: u32,
     /// Print the summaries as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -75,6 +85,17 @@ pub fn run(args: CompareArgs) -> i32 {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }
+    if args.runs == 0 {
+        eprintln!("error: --runs must be at least 1");
+        return EXIT_INPUT;
+    }
+    let spreads: Vec<Option<Spread>> = policies
+        .iter()
+        .map(|(_, p)| {
+            (args.runs > 1)
+                .then(|| spread::spread(&scenario, p, args.runs as usize, &SimOptions::default()))
+        })
+        .collect();
     let mut summaries = Vec::new();
     let mut panels = Vec::new();
     let mut incomplete = Vec::new();
@@ -118,10 +139,14 @@ pub fn run(args: CompareArgs) -> i32 {
         let list: Vec<serde_json::Value> = summaries
             .iter()
             .zip(&policies)
-            .map(|((s, done), (shown, _))| {
+            .zip(&spreads)
+            .map(|(((s, done), (shown, _)), spread)| {
                 let mut v = serde_json::to_value(s).unwrap_or_default();
                 if let Some(o) = v.as_object_mut() {
                     o.insert("completed".into(), (*done).into());
+                    if let Some(sp) = spread {
+                        super::run::insert_spread(o, sp, s);
+                    }
                     if let Some((_, outcome)) = incomplete.iter().find(|(n, _)| n == shown) {
                         o.insert(
                             "outcome".into(),
@@ -141,6 +166,25 @@ pub fn run(args: CompareArgs) -> i32 {
         }
     } else {
         print_table(&summaries);
+        if spreads.iter().any(Option::is_some) {
+            println!();
+            println!("over {} seeds from {}:", args.runs, scenario.seed);
+            for ((shown, _), sp) in policies.iter().zip(&spreads) {
+                let Some(sp) = sp else { continue };
+                let q = &sp.makespan_ms;
+                println!(
+                    "  {shown}: makespan p5 {}  p50 {}  p95 {}; {} distinct outcome{}",
+                    human_ms(q.p5),
+                    human_ms(q.p50),
+                    human_ms(q.p95),
+                    sp.outcomes.len(),
+                    if sp.outcomes.len() == 1 { "" } else { "s" }
+                );
+                for line in sp.outcome_lines(3) {
+                    println!("    {}", line.trim_start());
+                }
+            }
+        }
         for (shown, outcome) in &incomplete {
             println!();
             println!("{shown}: the run did not complete");

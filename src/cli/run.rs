@@ -275,7 +275,11 @@ pub fn run(args: RunArgs) -> i32 {
 /// `--runs N --json`: `runs`, the quantiles in place of the one run's
 /// figures (`makespan_ms: {min, p5, p50, p95, max}`), `outcomes`, and the
 /// outcome the run of the first seed (the rest of the object) belongs to.
-fn insert_spread(obj: &mut serde_json::Map<String, serde_json::Value>, s: &Spread, one: &Summary) {
+pub(super) fn insert_spread(
+    obj: &mut serde_json::Map<String, serde_json::Value>,
+    s: &Spread,
+    one: &Summary,
+) {
     fn v<T: serde::Serialize>(x: &T) -> serde_json::Value {
         serde_json::to_value(x).unwrap_or_default()
     }

@@ -128,6 +128,12 @@ pub struct GateConfig {
     /// the program's first request, so the gate thread may already be
     /// running at an unknown phase. `None` = the same as `first_tick`.
     pub first_tick_tiered: Option<FirstTick>,
+    /// Step of the `Environment.TickCount` the starvation test reads (the
+    /// time of the last dequeue and of the tick): `None` = an exact clock.
+    /// On Linux CoreCLR reads `CLOCK_MONOTONIC_COARSE`, which moves once a
+    /// kernel tick (4 ms at HZ = 250); the grid's phase against the run is
+    /// drawn from the seed.
+    pub tick_count: Option<SimDuration>,
     /// Added to every period: a gate thread that sleeps `period` after its
     /// work (native Linux `Sleep(500)`) drifts; a periodic timer does not.
     pub drift: SimDuration,

@@ -182,6 +182,7 @@ struct RawGate {
     comparison: Option<Spanned<String>>,
     first_tick_ms: Option<Spanned<NumberOrText>>,
     first_tick_tiered_ms: Option<Spanned<NumberOrText>>,
+    tick_count_ms: Option<Spanned<NumberOrText>>,
     drift_ms: Option<Spanned<Number>>,
     idle_ticks_before_stop: Option<Spanned<Number>>,
 }
@@ -860,6 +861,18 @@ fn first_tick(v: &NumberOrText) -> Result<FirstTick, Problem> {
     }
 }
 
+/// `tick_count_ms`: a step in ms, or `"exact"`.
+fn tick_count(v: &NumberOrText) -> Result<Option<SimDuration>, Problem> {
+    match v {
+        NumberOrText::Number(n) => n.duration(TimeUnit::Ms, false).map(Some),
+        NumberOrText::Text(s) if s.trim().eq_ignore_ascii_case("exact") => Ok(None),
+        NumberOrText::Text(s) => Err(Problem::new(format!(
+            "expected a number of ms or \"exact\", found \"{s}\""
+        ))
+        .help("the step of Environment.TickCount as the gate thread reads it (Linux: 4 ms at HZ = 250; Windows: 15.625 ms); \"exact\" for a clock without steps")),
+    }
+}
+
 fn policy_name(s: &str) -> Result<String, Problem> {
     let t = s.trim();
     if t.is_empty() {
@@ -1308,6 +1321,9 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
             &g.raw.first_tick_tiered_ms,
             first_tick,
         ),
+        tick_count: g
+            .get(r, "tick_count_ms", &g.raw.tick_count_ms, tick_count)
+            .unwrap_or_default(),
         drift: g
             .get(r, "drift_ms", &g.raw.drift_ms, ms(false))
             .unwrap_or_default(),
@@ -1744,6 +1760,8 @@ mod tests {
         );
         let q = builtin("net7");
         assert_eq!(q.name, "net8");
+        assert_eq!(q.gate.tick_count, Some(SimDuration::from_ms(4)));
+        assert_eq!(p.gate.tick_count, None);
         assert_eq!(q.dispatch.requests, RequestMode::FirstDequeue);
         assert_eq!(q.timers.dispatch, TimerDispatch::HighPriority);
         // Otherwise as net6.
@@ -1756,6 +1774,11 @@ mod tests {
                 ..q.dispatch.clone()
             },
             timers: p.timers.clone(),
+            // net8 was measured on Linux, whose TickCount steps every 4 ms.
+            gate: GateConfig {
+                tick_count: p.gate.tick_count,
+                ..q.gate.clone()
+            },
             ..q
         };
         assert_eq!(as_net6, p);

@@ -18,6 +18,16 @@
 //!   the workload does, so the gate starts earlier: `first_tick_tiered`
 //!   replaces `first_tick` (on CoreCLR 3.1 a phase drawn from the seed, so
 //!   the outcome varies run to run as the real runs do).
+//! - The starvation test subtracts two readings of `Environment.TickCount`
+//!   (the last dequeue's and the tick's). On Linux CoreCLR reads it from
+//!   `CLOCK_MONOTONIC_COARSE` (coreclr PAL `GetTickCount64`, runtime
+//!   `CoreLibNative_GetTickCount64`), which steps once a kernel tick: 4 ms
+//!   at HZ = 250, as on the machine the fixtures were recorded on
+//!   (`clock_getres` says 0.004 s). So a delay a little over the threshold
+//!   reads as exactly the threshold unless a step falls between: with
+//!   round durations, whether a tick injects a thread depends on where the
+//!   grid lies, which the program does not control (`tick_count_ms`, its
+//!   phase drawn from the seed).
 //! - Each tick measures the process's CPU utilisation since the previous
 //!   tick; the next tick follows `period + drift` later (a gate thread that
 //!   sleeps after its work drifts; a periodic timer does not).
@@ -46,6 +56,8 @@ pub const GATE_TAG: u64 = 1;
 pub struct GateThread {
     config: GateConfig,
     first_tick: SimDuration,
+    /// `Environment.TickCount`'s step and the phase of its grid, if stepped.
+    tick_count: Option<(u64, u64)>,
     running: bool,
     /// Invalidates ticks scheduled before a stop.
     generation: u64,
@@ -71,9 +83,15 @@ impl GateThread {
                 SimDuration(rng.random_range(0..period))
             }
         };
+        let tick_count = config.tick_count.map(|step| {
+            let step = step.as_nanos().max(1);
+            let mut rng = rng::stream(scenario.seed, &format!("{stream_name}/tick-count"));
+            (step, rng.random_range(0..step))
+        });
         GateThread {
             config: config.clone(),
             first_tick,
+            tick_count,
             running: false,
             generation: 0,
             idle_ticks: 0,
@@ -134,6 +152,15 @@ impl GateThread {
         true
     }
 
+    /// `Environment.TickCount` at `t`, in ns: `t` itself on an exact clock,
+    /// else the last step of the grid at or before `t`.
+    fn tick_count_at(&self, t: SimTime) -> u64 {
+        match self.tick_count {
+            None => t.as_nanos(),
+            Some((step, phase)) => (t.as_nanos() + phase) / step * step,
+        }
+    }
+
     /// `SufficientDelaySinceLastDequeue`.
     pub fn starved(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> bool {
         self.check(now, last_dequeue, goal).starved
@@ -149,7 +176,10 @@ impl GateThread {
                 .busy_delay_per_thread
                 .saturating_mul(u64::from(goal))
         };
-        let since_dequeue = now.since(last_dequeue);
+        let since_dequeue = SimDuration(
+            self.tick_count_at(now)
+                .saturating_sub(self.tick_count_at(last_dequeue)),
+        );
         StarvationCheck {
             since_dequeue,
             threshold,

@@ -205,3 +205,39 @@ fn every_live_variation_names_a_recorded_check() {
         );
     }
 }
+
+/// Every recorded run of the suite lies inside the model's simulated range
+/// over 100 seeds (widened by 2 %), or the pair is listed in
+/// `tests/fixtures/validation/OUTSIDE_RANGE` with what was measured.
+#[test]
+fn every_recorded_run_falls_inside_the_simulated_range_or_is_listed() {
+    let mut outside = BTreeSet::new();
+    let mut lines = Vec::new();
+    for f in scenarios() {
+        let s = load_scenario(&f).unwrap();
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        for rt in Runtime::ALL {
+            let Ok(runs) = measure::read_recorded(&fixture_dir(&f), rt, &s) else {
+                continue;
+            };
+            let policy = resolve_policy(rt.policy().unwrap_or(&s.pool.policy)).unwrap();
+            let as_run = measure::as_recorded(&s, &runs);
+            let sim = poolsim::spread::spread(&as_run, &policy, 100, &SimOptions::default());
+            let q = sim.makespan_ms;
+            for m in &runs {
+                let ms = poolsim::metrics::summarize(&m.trace).makespan_ms;
+                if !q.covers(ms, 0.02) {
+                    outside.insert((stem.clone(), rt.name().to_string(), String::new()));
+                    lines.push(format!(
+                        "{stem} {}: measured {ms:.0} ms, model {:.0}..{:.0} ms",
+                        rt.name(),
+                        q.min,
+                        q.max
+                    ));
+                }
+            }
+        }
+    }
+    let listed = check_list("OUTSIDE_RANGE");
+    assert_eq!(outside, listed, "\n{}", lines.join("\n"));
+}
