@@ -25,8 +25,7 @@ use crate::common::repo_path;
 const GRAMMAR_SEED: u64 = 1;
 const SET: usize = 40;
 const SIM_RUNS: usize = 100;
-// .NET Core 3.1's set is not recorded yet (issue 12 notes).
-const RUNTIMES: [Runtime; 2] = [Runtime::Mono, Runtime::Net8];
+const RUNTIMES: [Runtime; 3] = [Runtime::Mono, Runtime::Coreclr3, Runtime::Net8];
 
 fn replay(rt: Runtime) -> Vec<(String, DistributionReport)> {
     let dir = repo_path(&format!("tests/fixtures/generated/{}", rt.name()));
