@@ -90,9 +90,9 @@ pub fn run(args: &ValidateArgs) -> i32 {
     let mut failed: Vec<(String, i32)> = Vec::new();
     for g in &set {
         match one(args, runtime, &policy, g, sim_runs) {
-            Ok(r) => {
+            Ok((r, items, cores)) => {
                 if !args.json {
-                    print_row(g, &r);
+                    print_row(g, &r, items, cores);
                 }
                 reports.push(r);
             }
@@ -180,7 +180,7 @@ fn one(
     policy: &poolsim::policy::PolicyConfig,
     g: &Generated,
     sim_runs: usize,
-) -> Result<DistributionReport, i32> {
+) -> Result<(DistributionReport, u64, u32), i32> {
     let mut scenario = match parse_scenario(&g.toml, &g.file) {
         Ok(s) => s,
         Err(e) => {
@@ -227,13 +227,14 @@ fn one(
     let scenario = measure::as_recorded(&scenario, &runs);
     let sim = spread::spread_with_offsets(&scenario, policy, sim_runs, &SimOptions::default());
     let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
-    Ok(distribution::compare_distributions(
+    let report = distribution::compare_distributions(
         &sim,
         (&scenario.name, &policy.name),
         &measured,
         runtime.name(),
         &DistTolerances::default(),
-    ))
+    );
+    Ok((report, scenario.item_count(), scenario.machine.cores))
 }
 
 /// A recorded set must be the set the grammar draws now.
@@ -256,7 +257,7 @@ fn check_recorded_text(dir: &Path, g: &Generated) -> Result<(), i32> {
     }
 }
 
-fn print_row(g: &Generated, r: &DistributionReport) {
+fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
     let q = &r.sim_makespan_ms;
     let m = &r.measured_makespans_ms;
     let (lo, hi) = m
@@ -266,8 +267,8 @@ fn print_row(g: &Generated, r: &DistributionReport) {
     println!(
         "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2}  {}",
         stem(g),
-        count_items(&g.toml),
-        if g.toml.contains("cores = 1") { 1 } else { 2 },
+        items,
+        cores,
         format!("{} .. {}", human_ms(q.p5), human_ms(q.p95)),
         format!("{} .. {} ({})", human_ms(lo), human_ms(hi), human_ms(med)),
         format!("{}/{}", r.covered, m.len()),
@@ -276,13 +277,6 @@ fn print_row(g: &Generated, r: &DistributionReport) {
         r.ks.d,
         if r.pass { "pass" } else { "FAIL" }
     );
-}
-
-fn count_items(toml: &str) -> u64 {
-    toml.lines()
-        .filter_map(|l| l.strip_prefix("count = "))
-        .filter_map(|v| v.trim().parse::<u64>().ok())
-        .sum()
 }
 
 fn print_summary(s: &SetSummary, failed: &[(String, i32)], pass: bool) {

@@ -218,13 +218,7 @@ impl<S: TraceSink> Engine<'_, S> {
             let now = self.core.now;
             let generation = self.core.th(t).generation;
             match *step {
-                Step::Cpu(d)
-                | Step::Spin(d)
-                | Step::Busy(d)
-                | Step::Sleep(d)
-                | Step::Wait(d)
-                | Step::Await(d)
-                    if d == SimDuration::ZERO => {}
+                _ if step.duration() == Some(SimDuration::ZERO) => {}
                 Step::Cpu(d) => {
                     self.core.cpu.advance(now);
                     self.core.cpu.add_job(t, d);

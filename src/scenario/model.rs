@@ -239,6 +239,21 @@ pub struct Probe {
     pub every: SimDuration,
 }
 
+impl Step {
+    /// The step's duration, for the timed steps (all but `yield`).
+    pub fn duration(&self) -> Option<SimDuration> {
+        match *self {
+            Step::Cpu(d)
+            | Step::Spin(d)
+            | Step::Busy(d)
+            | Step::Sleep(d)
+            | Step::Wait(d)
+            | Step::Await(d) => Some(d),
+            Step::Yield => None,
+        }
+    }
+}
+
 impl Scenario {
     /// Total number of work items over all groups (probes excluded).
     pub fn item_count(&self) -> u64 {

@@ -8,6 +8,15 @@ use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;
 
+/// Runs the `poolsim` binary from the repository's root.
+pub fn poolsim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_poolsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("poolsim runs")
+}
+
 /// Path of a file in the repository.
 pub fn repo_path(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)

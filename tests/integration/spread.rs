@@ -2,20 +2,12 @@
 //! model gives run to run, and tiered compilation's start-up work as one
 //! of their sources.
 
-use std::process::{Command, Output};
-
 use poolsim::engine::SimOptions;
 use poolsim::policy::file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread::spread;
 
-fn poolsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_poolsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("poolsim runs")
-}
+use crate::common::poolsim;
 
 #[test]
 fn run_with_runs_prints_the_distribution_and_is_byte_identical() {

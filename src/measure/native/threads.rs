@@ -263,13 +263,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
             return (g, Flow::Finished);
         };
         match step {
-            Step::Cpu(d)
-            | Step::Spin(d)
-            | Step::Busy(d)
-            | Step::Sleep(d)
-            | Step::Wait(d)
-            | Step::Await(d)
-                if d == SimDuration::ZERO => {}
+            _ if step.duration() == Some(SimDuration::ZERO) => {}
             Step::Cpu(d) => {
                 drop(g);
                 sys::burn_cpu(d.as_nanos(), &sh.stop);
