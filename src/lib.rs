@@ -30,13 +30,11 @@
 //! assert!(summary.makespan_ms > 7000.0 && summary.makespan_ms < 8200.0);
 //! ```
 
-pub mod chrome;
 pub mod coordination;
 pub mod counters;
 pub mod engine;
-pub mod error;
+pub mod diagnostics;
 pub mod explain;
-pub mod fuzz;
 pub mod generate;
 pub mod measure;
 pub mod metrics;

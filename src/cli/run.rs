@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use poolsim::chrome::chrome_trace_json;
+use poolsim::render::chrome::chrome_trace_json;
 use poolsim::counters::counters_csv;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};

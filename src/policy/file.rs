@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use toml::Spanned;
 
-use crate::error::{Diagnostic, LoadError, Problem, Report, choose, did_you_mean};
+use crate::diagnostics::{Diagnostic, LoadError, Problem, Report, choose, did_you_mean};
 use crate::policy::config::{
     BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
     LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount,
@@ -361,7 +361,7 @@ pub fn load_policy(path: &Path) -> Result<PolicyConfig, LoadError> {
 
 fn load_in(path: &Path, chain: &mut Vec<Link>) -> Result<PolicyConfig, LoadError> {
     let file = path.display().to_string();
-    let text = crate::scenario::load::read_text(path, &file)?;
+    let text = crate::diagnostics::read_text(path, &file)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let me = Link::file(path, &file);
     parse_in(&text, &file, &Lookup::Files { dir }, &me, chain)
@@ -381,7 +381,7 @@ fn parse_in(
     me: &Link,
     chain: &mut Vec<Link>,
 ) -> Result<PolicyConfig, LoadError> {
-    let raw: RawPolicy = crate::error::parse_document(text, file)?;
+    let raw: RawPolicy = crate::diagnostics::parse_document(text, file)?;
     let mut report = Report::new(file, text);
     let mut base_error = None;
     let policy = match &raw.base {
@@ -524,7 +524,7 @@ pub fn resolve_policy_for_scenario_file(
         let Ok(text) = std::fs::read_to_string(scenario_file) else {
             return e;
         };
-        match crate::error::value_span(&text, &["pool", "policy"]) {
+        match crate::diagnostics::value_span(&text, &["pool", "policy"]) {
             Some(span) => e.placed_in(&file, &text, span.start),
             None => e,
         }

@@ -1,5 +1,6 @@
 //! Charts of runs: a renderer-neutral [`Timeline`] built from a trace, and
-//! Gantt charts of one or more timelines as PNG or SVG.
+//! Gantt charts of one or more timelines as PNG or SVG, and the Chrome /
+//! Perfetto trace of a run ([`chrome`]).
 //!
 //! ```no_run
 //! // What this shows: simulate a scenario with detail events, build its
@@ -17,6 +18,7 @@
 
 mod axis;
 mod canvas;
+pub mod chrome;
 pub mod gantt;
 pub mod lines;
 mod raster;

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
-use crate::error::Problem;
+use crate::diagnostics::Problem;
 use crate::time::SimDuration;
 
 /// A TOML number as written: integer or float.

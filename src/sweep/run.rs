@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use toml::Table;
 
 use crate::engine::{self, SimOptions};
-use crate::error::LoadError;
+use crate::diagnostics::LoadError;
 use crate::metrics;
 use crate::policy::PolicyConfig;
 use crate::policy::file::parse_policy;

@@ -170,7 +170,7 @@ pub fn metric_index(name: &str) -> Result<usize, String> {
         .position(|m| m.name == wanted)
         .ok_or_else(|| {
             let names: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
-            let close = crate::error::did_you_mean(wanted, names.iter().copied())
+            let close = crate::diagnostics::did_you_mean(wanted, names.iter().copied())
                 .map(|s| format!("did you mean `{s}`? "))
                 .unwrap_or_default();
             format!(

@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use poolsim::error::LoadError;
+use poolsim::diagnostics::LoadError;
 use poolsim::policy::file::{resolve_policy_for_scenario, resolve_policy_for_scenario_file};
 use poolsim::scenario::load::load_scenario;
 

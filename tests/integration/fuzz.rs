@@ -7,7 +7,10 @@
 use std::path::Path;
 
 use poolsim::engine::SimOptions;
-use poolsim::fuzz::{Generator, Limits, Stats, Verdict, check, load_seeds};
+#[path = "../../examples/fuzz_scenarios/fuzzer.rs"]
+mod fuzzer;
+
+use fuzzer::{Generator, Limits, Stats, Verdict, check, load_seeds};
 use poolsim::time::SimDuration;
 
 #[test]

@@ -2,7 +2,7 @@
 //! their titles, the same run gives the same bytes, a million items render,
 //! and the Chrome JSON has the phases, metadata and counters it promises.
 
-use poolsim::chrome::chrome_trace_json;
+use poolsim::render::chrome::chrome_trace_json;
 use poolsim::engine::{self, SimOptions};
 use poolsim::policy::file::resolve_policy;
 use poolsim::render::{ChartOptions, RenderError, SegmentSource, Timeline, render_png, render_svg};

@@ -1,7 +1,7 @@
 //! Scenario and policy files that must be refused, and how: every error
 //! names the file, the line, the TOML path and says what is wrong.
 
-use poolsim::error::LoadError;
+use poolsim::diagnostics::LoadError;
 use poolsim::policy::file::{parse_policy, resolve_policy};
 use poolsim::scenario::load::{load_scenario, parse_scenario};
 

@@ -1,9 +1,10 @@
 //! A deterministic mutational fuzzer for the loaders and the engine.
 //!
-//! Not part of the simulator: this is the machinery shared by the fuzz
-//! driver (`cargo run --release --example fuzz_scenarios -- --seconds N
-//! --seed S`) and the smoke test that runs a few hundred inputs in CI
-//! (`tests/integration/fuzz.rs`). It runs on the stable toolchain and needs
+//! Not part of the simulator, so not in the library: this is the machinery
+//! shared by the fuzz driver beside it (`cargo run --release --example
+//! fuzz_scenarios -- --seconds N --seed S`) and the smoke test that runs a
+//! few hundred inputs in CI (`tests/integration/fuzz.rs` includes this file
+//! with `#[path]`). It runs on the stable toolchain and needs
 //! no fuzzing crate.
 //!
 //! Seeds are the scenario and policy files of the repository ([`Seed`]).
@@ -20,13 +21,13 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use crate::engine::{Outcome, SimOptions, simulate};
-use crate::policy::config::PolicyConfig;
-use crate::policy::file::{parse_policy, resolve_policy_for_scenario};
-use crate::scenario::load::parse_scenario;
-use crate::scenario::model::Scenario;
-use crate::time::SimDuration;
-use crate::trace::NullSink;
+use poolsim::engine::{Outcome, SimOptions, simulate};
+use poolsim::policy::config::PolicyConfig;
+use poolsim::policy::file::{parse_policy, resolve_policy_for_scenario};
+use poolsim::scenario::load::parse_scenario;
+use poolsim::scenario::model::Scenario;
+use poolsim::time::SimDuration;
+use poolsim::trace::NullSink;
 
 /// The limits of a fuzz run.
 #[derive(Clone, Debug)]

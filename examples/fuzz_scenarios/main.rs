@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Starts from every `.toml` in `scenarios/`, `tests/corpus/` and
-//! `policies/` (or the `--seeds` directories), mutates them (see `poolsim::fuzz`), loads each input and
+//! `policies/` (or the `--seeds` directories), mutates them (see `fuzzer.rs`), loads each input and
 //! simulates it if it loads (one simulated minute, two million events, no
 //! trace; scenarios over `--max-items`, default one million, are loaded but
 //! not simulated). A panic is a crash: the input and the message are saved in
@@ -25,7 +25,9 @@ use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use poolsim::fuzz::{Generator, Input, Kind, Limits, Stats, Verdict, check, load_seeds};
+mod fuzzer;
+
+use fuzzer::{Generator, Input, Kind, Limits, Stats, Verdict, check, load_seeds};
 
 /// An input slower than this is a hang.
 const HANG: Duration = Duration::from_secs(5);
