@@ -48,7 +48,7 @@
 //!   behind work items that run first: at the global tail (the callbacks a
 //!   timer-queue run does not run inline, Mono's per-callback items), or
 //!   the .NET 6 time-sensitive queue, served only when every other queue is
-//!   empty (or once per dispatch quantum). Read in `engine::pool_state`
+//!   empty (or once per dispatch quantum). Read in `pool::state`
 //!   (`TimerQueue.cs`, `ThreadPoolWorkQueue.cs`).
 //! - `ThrottleHandOff`: a throttled item hands its slot to the next waiting
 //!   one: `SemaphoreSlim.Release()` queues the first waiter's continuation,

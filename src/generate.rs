@@ -46,7 +46,7 @@ use std::fmt::Write as _;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::engine::rng;
+use crate::rng;
 
 /// One generated scenario: its file name (`gen-S-K.toml`) and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]

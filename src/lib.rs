@@ -32,8 +32,8 @@
 
 pub mod coordination;
 pub mod counters;
-pub mod engine;
 pub mod diagnostics;
+pub mod engine;
 pub mod explain;
 pub mod generate;
 pub mod measure;
@@ -41,8 +41,10 @@ pub mod metrics;
 pub mod nettrace;
 pub mod output;
 pub mod policy;
+pub mod pool;
 pub mod render;
 pub mod reproduce;
+pub mod rng;
 pub mod scenario;
 pub mod spread;
 pub mod sweep;

@@ -212,3 +212,26 @@ mod tests {
         assert_eq!(Percentiles::of(vec![]).max, 0.0);
     }
 }
+
+/// The run's first submission (zero for a run with no item).
+pub fn first_queued(t: &Trace) -> SimTime {
+    t.items
+        .iter()
+        .map(|i| i.queued)
+        .min()
+        .unwrap_or(SimTime::ZERO)
+}
+
+/// Every finished item's start, in ms from the run's first submission,
+/// sorted (what `validate` compares quantile by quantile).
+pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {
+    let origin = first_queued(t).as_ms_f64();
+    let mut v: Vec<f64> = t
+        .items
+        .iter()
+        .filter(|i| i.finished != SimTime::MAX)
+        .map(|i| i.started.as_ms_f64() - origin)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}

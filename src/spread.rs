@@ -212,7 +212,7 @@ fn spread_runs(
                 start_delay_p95_ms: m.start_delay_ms.p95,
                 threads_peak: m.threads_peak,
                 start_offsets_ms: if keep_offsets {
-                    crate::validate::start_offsets_ms(&r.trace)
+                    crate::metrics::start_offsets_ms(&r.trace)
                 } else {
                     Vec::new()
                 },

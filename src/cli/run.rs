@@ -4,13 +4,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use poolsim::render::chrome::chrome_trace_json;
 use poolsim::counters::counters_csv;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::output::human_ms;
 use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
+use poolsim::render::chrome::chrome_trace_json;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};

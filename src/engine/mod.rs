@@ -37,7 +37,7 @@
 //! the [`Policy`].
 //!
 //! The queues, thread requests, worker-loop decisions, timer queues,
-//! throttles and thread counts are in `pool_state`, which the native pool
+//! throttles and thread counts are in [`crate::pool::state`], which the native pool
 //! (`crate::measure::native`) uses too; this module drives them on the
 //! virtual clock.
 //!
@@ -48,8 +48,6 @@
 //! through [`PoolControl::decision`].
 
 pub mod cpu;
-pub(crate) mod pool_state;
-pub mod rng;
 mod shapes;
 
 use std::cmp::Reverse;
@@ -59,6 +57,12 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
+use crate::pool::state::{
+    Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
+    WorkerNext,
+};
+use crate::pool::{ThreadKind, TimerAction};
+use crate::rng;
 use crate::scenario::{Arrival, Origin, Scenario, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
@@ -66,10 +70,6 @@ use crate::trace::{
     ThreadRecord, ThrottleKind, Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
-use pool_state::{
-    Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
-    WorkerNext,
-};
 use shapes::{AsyncWorker, Loop, Partition, Replica};
 
 /// Limits on one run.
@@ -228,13 +228,6 @@ enum Flow {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ThreadKind {
-    Pool,
-    Dedicated,
-    Main,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Activity {
     None,
     Cpu,
@@ -256,14 +249,6 @@ struct PoolThread {
     /// Invalidates events scheduled for an earlier state.
     generation: u64,
     frames: Vec<Frame>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum TimerAction {
-    /// Release a thread blocked in `Task.Delay(d).Wait()`.
-    ReleaseWaiter(ThreadId),
-    /// Run a continuation after `await Task.Delay(d)`.
-    Resume(u32),
 }
 
 /// Who continues when an item's body ends.
@@ -430,7 +415,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
                 .map(|_| ProbeState { in_flight: None })
                 .collect(),
             goal: None,
-            trace: pool_state::new_trace(scenario, config, reserve),
+            trace: crate::pool::state::new_trace(scenario, config, reserve),
         }
     }
 
@@ -470,7 +455,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
             threads: self.tally.alive(),
             goal: self.goal,
         };
-        pool_state::sample_counts(&mut self.trace.counts, sample);
+        crate::pool::state::sample_counts(&mut self.trace.counts, sample);
     }
 
     /// Whether no thread can ever make progress again: the pool is at its
@@ -945,7 +930,7 @@ impl<S: TraceSink> Engine<'_, S> {
             core.now
         };
         RunResult {
-            trace: std::mem::replace(&mut core.trace, pool_state::empty_trace()),
+            trace: std::mem::replace(&mut core.trace, crate::pool::state::empty_trace()),
             outcome,
             events,
         }

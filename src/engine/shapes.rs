@@ -35,9 +35,9 @@
 //!   release hands the count to the first waiter, whose continuation goes
 //!   to the releasing thread's local queue.
 
-use super::pool_state::PoolHost;
 use super::{Activity, Engine, Flow, Frame, Owner, Work};
 use crate::policy::{BlockKind, RequestCause};
+use crate::pool::state::PoolHost;
 use crate::scenario::{Step, Submit};
 use crate::time::SimDuration;
 use crate::trace::{ItemId, Phase, ThreadId, TraceEvent, TraceSink};

@@ -8,7 +8,8 @@
 use std::fmt::Write as _;
 
 use crate::policy::PolicyConfig;
-use crate::policy::config::ThrottleKind;
+use crate::pool::group_throttle;
+use crate::scenario::model::ThrottleKind;
 use crate::scenario::{Arrival, Origin, Scenario, Step, Submit, Throttle, arrivals};
 use crate::time::SimDuration;
 
@@ -20,30 +21,6 @@ pub struct Unsupported(pub String);
 fn us(d: SimDuration) -> u64 {
     // Round to the nearest microsecond.
     (d.0 + 500) / 1000
-}
-
-/// The throttle a group runs under: its own, else the policy file's default
-/// for the shapes a throttle wraps (as the engine resolves it).
-pub fn group_throttle(
-    scenario: &Scenario,
-    g: usize,
-    policy: Option<&PolicyConfig>,
-) -> Option<Throttle> {
-    let group = &scenario.groups[g];
-    let throttleable = matches!(
-        group.submit,
-        Submit::TaskRun
-            | Submit::QueueUserWorkItem
-            | Submit::WhenAll
-            | Submit::ParallelForEachAsync
-    );
-    group.throttle.or_else(|| {
-        let t = policy?.throttle.as_ref()?;
-        throttleable.then(|| Throttle {
-            kind: t.kind,
-            limit: t.limit.resolve(scenario.machine.cores).max(1),
-        })
-    })
 }
 
 /// Writes the plan of `scenario`. `policy` supplies a wrapping policy's

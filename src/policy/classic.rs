@@ -32,13 +32,13 @@
 //! a worker told to stop, a thread created on demand) is recorded with its
 //! inputs through [`PoolControl::decision`] before it acts.
 
-use crate::engine::rng;
 use crate::policy::config::PolicyConfig;
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{
     Policy, PoolControl, RequestCause, maybe_add_working_worker, move_goal, thread_limits,
 };
+use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};

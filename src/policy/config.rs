@@ -267,14 +267,7 @@ pub struct Net20Config {
     pub sp1_start_delay_bug: bool,
 }
 
-/// The throttle a wrapping policy puts over every group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThrottleKind {
-    /// `ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, n).ConcurrentScheduler`.
-    ConcurrentExclusive,
-    /// `await SemaphoreSlim(n).WaitAsync()` around each body.
-    Semaphore,
-}
+pub use crate::scenario::model::ThrottleKind;
 
 /// `[throttle]` of a wrapping policy (`base = "..."`).
 #[derive(Clone, Debug, PartialEq)]

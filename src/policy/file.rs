@@ -30,9 +30,9 @@ use crate::diagnostics::{Diagnostic, LoadError, Problem, Report, choose, did_you
 use crate::policy::config::{
     BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
     LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount,
-    ThreadsConfig, ThrottleConfig, ThrottleKind, TimerDispatch, TimerQueueChoice, TimersConfig,
+    ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
 };
-use crate::scenario::model::MAX_THREADS_LIMIT;
+use crate::scenario::model::{MAX_THREADS_LIMIT, THROTTLE_KINDS, throttle_kind_name};
 use crate::scenario::raw::{Number, TimeUnit};
 use crate::time::SimDuration;
 
@@ -102,20 +102,6 @@ const TIMER_QUEUE_CHOICES: &[(&str, TimerQueueChoice)] = &[
     ("creating-thread", TimerQueueChoice::CreatingThread),
     ("random", TimerQueueChoice::Random),
 ];
-
-/// `kind = ...` of a throttle (policy `[throttle]` and scenario `throttle = {...}`).
-pub(crate) const THROTTLE_KINDS: &[(&str, ThrottleKind)] = &[
-    ("concurrent-exclusive", ThrottleKind::ConcurrentExclusive),
-    ("semaphore", ThrottleKind::Semaphore),
-];
-
-/// The name of a throttle kind in files.
-pub(crate) fn throttle_kind_name(kind: ThrottleKind) -> &'static str {
-    THROTTLE_KINDS
-        .iter()
-        .find(|(_, k)| *k == kind)
-        .map_or("?", |(n, _)| n)
-}
 
 /// Largest `K` in `"K*cores"`.
 const MAX_PER_CORE: u32 = 1024;
@@ -1616,6 +1602,7 @@ fn model_list() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::model::ThrottleKind;
 
     fn builtin_text(file: &str) -> &'static str {
         BUILTIN

@@ -42,9 +42,9 @@
 
 use rand::RngExt;
 
-use crate::engine::rng;
 use crate::policy::PoolControl;
 use crate::policy::config::{Comparison, FirstTick, GateConfig};
+use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::StarvationCheck;

@@ -92,7 +92,10 @@ pub trait PoolControl {
 }
 
 /// A pool model. Every method is a decision point of the real pool.
-pub trait Policy {
+///
+/// `Send`: the native pool calls a model from the threads it drives (under
+/// its mutex), so a model holds only data that may move between threads.
+pub trait Policy: Send {
     /// Canonical policy name (from its file).
     fn name(&self) -> &str;
     fn min_threads(&self) -> u32;

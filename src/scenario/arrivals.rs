@@ -5,7 +5,7 @@
 use rand::RngExt;
 
 use super::model::{Arrival, Scenario};
-use crate::engine::rng;
+use crate::rng;
 use crate::time::SimDuration;
 
 /// Offsets from the group's first submission of every item of group `g`,

@@ -13,7 +13,7 @@ use std::path::Path;
 use toml::Spanned;
 
 use crate::diagnostics::{Diagnostic, LoadError, Problem, Report, choose, read_text};
-use crate::policy::file::THROTTLE_KINDS;
+use crate::scenario::model::THROTTLE_KINDS;
 use crate::scenario::model::{
     Arrival, Group, MAX_CORES, MAX_ITEMS, MAX_STEPS, MAX_THREADS_LIMIT, Machine, Origin,
     PoolSettings, Probe, Scenario, Step, Submit, Throttle,
@@ -60,18 +60,6 @@ fn bodies_of(submit: Submit) -> String {
         Submit::Plinq => "PLINQ Select bodies".to_string(),
         other => format!("{} bodies", api_name(other)),
     }
-}
-
-/// Shapes a group `throttle` can go on: those whose items are tasks or
-/// work items we model the scheduling of.
-fn takes_throttle(submit: Submit) -> bool {
-    matches!(
-        submit,
-        Submit::TaskRun
-            | Submit::QueueUserWorkItem
-            | Submit::WhenAll
-            | Submit::ParallelForEachAsync
-    )
 }
 
 /// `"a", "b" and "c"` of the shapes that pass `keep`.
@@ -512,13 +500,13 @@ fn check_shape(
     });
     let throttle = raw.throttle.as_ref().and_then(|t| {
         let key = format!("{path}.throttle");
-        if takes_throttle(shape) {
+        if shape.takes_throttle() {
             return build_throttle(&key, t, r);
         }
         let (why, help) = if shape == Submit::NewThread {
             (
                 "its items are threads of their own, not work on a task scheduler".to_string(),
-                format!("a throttle goes on {}", shape_list(takes_throttle)),
+                format!("a throttle goes on {}", shape_list(Submit::takes_throttle)),
             )
         } else {
             (
@@ -528,7 +516,7 @@ fn check_shape(
                 ),
                 format!(
                     "use max_degree = N to limit its parallelism; a throttle goes on {}",
-                    shape_list(takes_throttle)
+                    shape_list(Submit::takes_throttle)
                 ),
             )
         };
@@ -988,7 +976,7 @@ every_ms = 500
         assert_eq!(
             g.throttle,
             Some(Throttle {
-                kind: crate::policy::config::ThrottleKind::ConcurrentExclusive,
+                kind: crate::scenario::model::ThrottleKind::ConcurrentExclusive,
                 limit: 2
             })
         );
@@ -1009,7 +997,7 @@ every_ms = 500
             } else {
                 ""
             };
-            let throttle = if takes_throttle(*shape) {
+            let throttle = if shape.takes_throttle() {
                 "throttle = { kind = \"semaphore\", limit = 2 }\n"
             } else {
                 ""
@@ -1024,8 +1012,8 @@ every_ms = 500
             assert_eq!(g.max_degree, shape.one_call().then_some(3));
             assert_eq!(
                 g.throttle,
-                takes_throttle(*shape).then_some(Throttle {
-                    kind: crate::policy::config::ThrottleKind::Semaphore,
+                shape.takes_throttle().then_some(Throttle {
+                    kind: crate::scenario::model::ThrottleKind::Semaphore,
                     limit: 2
                 })
             );

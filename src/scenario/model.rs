@@ -129,6 +129,20 @@ pub enum Submit {
 }
 
 impl Submit {
+    /// Whether a throttle can go on this shape: those whose items are tasks
+    /// or work items whose scheduling is modelled. A group's own `throttle`
+    /// is accepted only here, and a wrapping policy's `[throttle]` applies
+    /// only here (the loader, both pools and the measure plan ask this).
+    pub fn takes_throttle(self) -> bool {
+        matches!(
+            self,
+            Submit::TaskRun
+                | Submit::QueueUserWorkItem
+                | Submit::WhenAll
+                | Submit::ParallelForEachAsync
+        )
+    }
+
     /// The name used in scenario files.
     pub fn name(self) -> &'static str {
         match self {
@@ -166,10 +180,34 @@ impl Submit {
     }
 }
 
+/// What kind of throttle stands between a group and the pool (a group's
+/// own `throttle`, or a wrapping policy's `[throttle]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThrottleKind {
+    /// `ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, n).ConcurrentScheduler`.
+    ConcurrentExclusive,
+    /// `await SemaphoreSlim(n).WaitAsync()` around each body.
+    Semaphore,
+}
+
+/// `kind = ...` of a throttle (policy `[throttle]` and scenario `throttle = {...}`).
+pub const THROTTLE_KINDS: &[(&str, ThrottleKind)] = &[
+    ("concurrent-exclusive", ThrottleKind::ConcurrentExclusive),
+    ("semaphore", ThrottleKind::Semaphore),
+];
+
+/// The name of a throttle kind in files.
+pub fn throttle_kind_name(kind: ThrottleKind) -> &'static str {
+    THROTTLE_KINDS
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or("?", |(n, _)| n)
+}
+
 /// A throttle between a group and the pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Throttle {
-    pub kind: crate::policy::config::ThrottleKind,
+    pub kind: ThrottleKind,
     /// Maximum concurrency (pair) or initial count (semaphore).
     pub limit: u32,
 }

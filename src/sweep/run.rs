@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use toml::Table;
 
-use crate::engine::{self, SimOptions};
 use crate::diagnostics::LoadError;
+use crate::engine::{self, SimOptions};
 use crate::metrics;
 use crate::policy::PolicyConfig;
 use crate::policy::file::parse_policy;

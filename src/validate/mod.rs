@@ -73,27 +73,8 @@ pub struct Comparison {
     pub matched_items: usize,
 }
 
-fn first_queued(t: &Trace) -> SimTime {
-    t.items
-        .iter()
-        .map(|i| i.queued)
-        .min()
-        .unwrap_or(SimTime::ZERO)
-}
-
-/// Every finished item's start, in ms from the run's first submission,
-/// sorted.
-pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {
-    let origin = first_queued(t).as_ms_f64();
-    let mut v: Vec<f64> = t
-        .items
-        .iter()
-        .filter(|i| i.finished != SimTime::MAX)
-        .map(|i| i.started.as_ms_f64() - origin)
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v
-}
+use crate::metrics::first_queued;
+pub use crate::metrics::start_offsets_ms;
 
 /// Items per group, in submission order: `(start, end)` offsets from the
 /// run's first submission, ms.

@@ -12,6 +12,7 @@ mod generated;
 mod invariants;
 mod measure;
 mod metamorphic;
+mod net20;
 mod nettrace;
 mod render;
 mod reproduce;

@@ -11,7 +11,7 @@
 //! (gate thread, blocking adjustments) when the policy asked. The worker
 //! loop, the points where the policy is asked and the bookkeeping are the
 //! engine's ([`crate::engine`]) — the queues, requests, timers, throttles and
-//! thread counts are the same code, `crate::engine::pool_state` — so the
+//! thread counts are the same code, `crate::pool::state` — so the
 //! same model drives both; only the clock is real. Steps run for real: `cpu_ms` burns thread CPU time
 //! (stretched by contention, like processor sharing), `spin_ms` spins like
 //! `SpinWait.SpinUntil`, `busy_ms` loops on the clock holding its core, `sleep_ms` sleeps, `wait_ms` blocks until its
@@ -101,7 +101,14 @@ pub fn run_native(
         None => opts.timeout,
     };
     let policy = crate::policy::build(config, scenario);
-    let shared = Shared::new(scenario, config, policy, cpus, opts.sample_every);
+    let shared = Shared::new(
+        scenario,
+        config,
+        policy,
+        threads::BODIES,
+        cpus,
+        opts.sample_every,
+    );
     {
         let mut g = shared.lock();
         g.start();

@@ -4,7 +4,7 @@
 //! thread bodies ([`super::threads`]) release it only to run a step.
 //!
 //! The mechanics the engine has too are not written here but shared with
-//! it through [`crate::engine::pool_state`]: the queues and the dequeue
+//! it through [`crate::pool::state`]: the queues and the dequeue
 //! order, thread requests (managed and unmanaged), the worker loop's
 //! decisions, the timer queues and what the timer thread and a worker do
 //! with them, the throttles, the thread states and counts, and the trace's
@@ -22,12 +22,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::sys;
-use super::threads;
-pub(super) use crate::engine::pool_state::ThreadState;
-use crate::engine::pool_state::{
-    self, Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, Throttles,
-};
 use crate::policy::{Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
+use crate::pool::state::{
+    Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
+};
+use crate::pool::{ThreadKind, TimerAction};
 use crate::scenario::arrivals;
 use crate::scenario::{Arrival, Origin, Scenario, Submit};
 use crate::time::{SimDuration, SimTime};
@@ -41,23 +40,15 @@ const STACK_SIZE: usize = 512 * 1024;
 /// Shortest period of the thread-count samples (100 µs).
 const MIN_SAMPLE_NS: u128 = 100_000;
 
-/// The policy, movable to the threads that call it.
-pub(super) struct SendPolicy(pub Box<dyn Policy>);
-
-// SAFETY: `policy::build` returns one of the five model types asserted
-// `Send` below; they hold only owned plain data (numbers, configs, Vecs,
-// ChaCha8 streams). The box is only ever used under the pool mutex, so it
-// is never touched by two threads at once.
-unsafe impl Send for SendPolicy {}
-
-const _: () = {
-    const fn assert_send<T: Send>() {}
-    assert_send::<crate::policy::classic::Classic>();
-    assert_send::<crate::policy::portable::Portable>();
-    assert_send::<crate::policy::mono::Mono>();
-    assert_send::<crate::policy::net20::Net20>();
-    assert_send::<crate::policy::dedicated::Dedicated>();
-};
+/// The bodies of the threads the pool starts (written in `threads`), given
+/// by the driver: the pool's data does not name the code that runs on it.
+#[derive(Clone, Copy)]
+pub(super) struct Bodies {
+    /// A pool worker, from its creation to its exit.
+    pub worker: fn(Arc<Shared>, ThreadId),
+    /// A dedicated thread that runs one item and exits.
+    pub dedicated: fn(Arc<Shared>, ThreadId, ItemId),
+}
 
 /// A unit of work in a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,12 +75,6 @@ impl PoolWork for Work {
     const TIMER_CALLBACK: fn(u32) -> Self = Work::TimerCallback;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ThreadKind {
-    Pool,
-    Dedicated,
-}
-
 /// One OS thread of the run (pool or dedicated); its index is its
 /// [`ThreadId`] and its [`ThreadRecord`]'s.
 pub(super) struct Slot {
@@ -102,14 +87,6 @@ pub(super) struct Slot {
     /// When its current idle or retired wait times out.
     pub idle_deadline: SimTime,
     pub cpu_clock: Option<sys::CpuClock>,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(super) enum TimerAction {
-    /// Release a thread blocked in `Task.Delay(d).Wait()`.
-    ReleaseWaiter(ThreadId),
-    /// Run an item's continuation after `await Task.Delay(d)`.
-    Resume(ItemId),
 }
 
 /// What the timer thread does at an instant.
@@ -174,6 +151,7 @@ impl Shared {
         scenario: &Scenario,
         config: &PolicyConfig,
         policy: Box<dyn Policy>,
+        bodies: Bodies,
         cpus: Vec<usize>,
         sample_every: Duration,
     ) -> Arc<Shared> {
@@ -183,6 +161,7 @@ impl Shared {
         Arc::new_cyclic(|weak| {
             let pool = Pool::new(
                 weak.clone(),
+                bodies,
                 Arc::clone(&scenario),
                 Arc::clone(&signals),
                 config,
@@ -199,7 +178,7 @@ impl Shared {
                 state: Mutex::new(Inner {
                     dedicated: policy.dedicated_threads(),
                     retire_on_stop: policy.retire_on_stop(),
-                    policy: SendPolicy(policy),
+                    policy,
                     pool,
                 }),
                 sleep_lock: Mutex::new(()),
@@ -270,7 +249,7 @@ impl Shared {
 
 /// The policy and the pool it drives.
 pub(super) struct Inner {
-    pub policy: SendPolicy,
+    pub policy: Box<dyn Policy>,
     pub pool: Pool,
     pub dedicated: bool,
     pub retire_on_stop: bool,
@@ -279,6 +258,7 @@ pub(super) struct Inner {
 /// Queues, threads, counts, timers and the trace.
 pub(super) struct Pool {
     shared: Weak<Shared>,
+    bodies: Bodies,
     scenario: Arc<Scenario>,
     signals: Arc<Signals>,
     t0: Instant,
@@ -320,6 +300,7 @@ pub(super) struct Pool {
 impl Pool {
     fn new(
         shared: Weak<Shared>,
+        bodies: Bodies,
         scenario: Arc<Scenario>,
         signals: Arc<Signals>,
         config: &PolicyConfig,
@@ -346,9 +327,10 @@ impl Pool {
             .collect();
         let items_total = scenario.item_count();
         let reserve = items_total.min(1 << 20) as usize;
-        let trace = pool_state::new_trace(&scenario, config, reserve);
+        let trace = crate::pool::state::new_trace(&scenario, config, reserve);
         Pool {
             shared,
+            bodies,
             signals,
             t0,
             stopped: false,
@@ -400,7 +382,7 @@ impl Pool {
             threads: self.tally.alive(),
             goal: self.goal,
         };
-        pool_state::sample_counts(&mut self.trace.counts, sample);
+        crate::pool::state::sample_counts(&mut self.trace.counts, sample);
     }
 
     /// The periodic sample: recorded even when nothing changed.
@@ -464,7 +446,7 @@ impl Pool {
             .max()
             .unwrap_or(now);
         self.trace.cpu_busy_ns = Some(self.cpu_ns());
-        std::mem::replace(&mut self.trace, pool_state::empty_trace())
+        std::mem::replace(&mut self.trace, crate::pool::state::empty_trace())
     }
 
     // ---- queues -------------------------------------------------------
@@ -525,9 +507,10 @@ impl Pool {
 
     fn create_pool_thread(&mut self, reason: ThreadReason) -> bool {
         let id = self.threads.len() as ThreadId;
+        let bodies = self.bodies;
         if self
             .spawn(format!("poolsim-worker-{id}"), move |sh| {
-                threads::worker_main(sh, id)
+                (bodies.worker)(sh, id)
             })
             .is_err()
         {
@@ -543,8 +526,9 @@ impl Pool {
     /// A dedicated thread (`new Thread`) that runs `item` and exits.
     fn create_dedicated_thread(&mut self, item: ItemId) {
         let id = self.threads.len() as ThreadId;
+        let bodies = self.bodies;
         match self.spawn(format!("poolsim-thread-{id}"), move |sh| {
-            threads::dedicated_main(sh, id, item)
+            (bodies.dedicated)(sh, id, item)
         }) {
             Ok(()) => {
                 self.push_slot(ThreadKind::Dedicated, ThreadReason::Dedicated);
@@ -631,6 +615,8 @@ impl Pool {
         };
         match kind {
             ThreadKind::Dedicated => self.tally.dedicated_alive -= 1,
+            // The process's own main thread has no slot here.
+            ThreadKind::Main => debug_assert!(false, "a native slot is never the main thread"),
             ThreadKind::Pool => {
                 self.tally.pool_thread_exited(thread, state);
                 // Work left in its local queue (a retired thread's) stays
@@ -704,7 +690,7 @@ impl PoolControl for Pool {
 impl Inner {
     /// The run starts: the policy's `start`, the first periodic sample.
     pub fn start(&mut self) {
-        self.policy.0.start(&mut self.pool);
+        self.policy.start(&mut self.pool);
         let at = SimTime::ZERO + self.pool.sample_every;
         self.pool.schedule(at, TimerEvent::Sample);
     }
@@ -909,7 +895,7 @@ impl Inner {
     /// The timer thread handles an event that came due.
     pub fn timer_event(&mut self, at: SimTime, event: TimerEvent) {
         match event {
-            TimerEvent::PolicyWake(tag) => self.policy.0.wake(&mut self.pool, tag),
+            TimerEvent::PolicyWake(tag) => self.policy.wake(&mut self.pool, tag),
             TimerEvent::TimerThread(q, generation) => self.timer_thread(q, generation),
             TimerEvent::Sample => {
                 self.pool.sample_periodic();
@@ -932,10 +918,10 @@ impl PoolHost for Inner {
         self.pool.clock()
     }
     fn seeking_work(&mut self, t: ThreadId) {
-        self.policy.0.seeking_work(&mut self.pool, t);
+        self.policy.seeking_work(&mut self.pool, t);
     }
     fn thread_requested(&mut self, cause: RequestCause) {
-        self.policy.0.thread_requested(&mut self.pool, cause);
+        self.policy.thread_requested(&mut self.pool, cause);
     }
     fn queue_changed(&mut self) {}
     fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {

@@ -8,10 +8,12 @@
 
 use std::sync::Arc;
 
-use super::pool::{Arrivals, Guard, Shared, ThreadKind, ThreadState, TimerAction, Work};
+use super::pool::{Arrivals, Bodies, Guard, Shared, Work};
 use super::sys;
-use crate::engine::pool_state::{PoolHost, WorkerNext};
 use crate::policy::{BlockKind, RequestCause};
+use crate::pool::state::ThreadState;
+use crate::pool::state::{PoolHost, WorkerNext};
+use crate::pool::{ThreadKind, TimerAction};
 use crate::scenario::Step;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ItemId, ThreadId};
@@ -27,8 +29,14 @@ enum Flow {
     Stopped,
 }
 
+/// The bodies the pool starts its threads with.
+pub(super) const BODIES: Bodies = Bodies {
+    worker: worker_main,
+    dedicated: dedicated_main,
+};
+
 /// A pool worker, from its creation to its exit.
-pub(super) fn worker_main(sh: Arc<Shared>, t: ThreadId) {
+fn worker_main(sh: Arc<Shared>, t: ThreadId) {
     sys::pin(&sh.cpus);
     let clock = sys::CpuClock::current();
     let mut g = sh.lock();
@@ -43,7 +51,7 @@ pub(super) fn worker_main(sh: Arc<Shared>, t: ThreadId) {
 }
 
 /// A dedicated thread (`new Thread(...).Start()`): runs one item and exits.
-pub(super) fn dedicated_main(sh: Arc<Shared>, t: ThreadId, item: ItemId) {
+fn dedicated_main(sh: Arc<Shared>, t: ThreadId, item: ItemId) {
     sys::pin(&sh.cpus);
     let clock = sys::CpuClock::current();
     let mut g = sh.lock();
@@ -80,7 +88,7 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
             }
             WorkerNext::Completed => {
                 let inner = &mut *g;
-                if inner.policy.0.work_completed(&mut inner.pool, t) {
+                if inner.policy.work_completed(&mut inner.pool, t) {
                     g.keep_working(t)
                 } else if !g.retire_on_stop {
                     // Portable pool: back to the semaphore; its local items
@@ -139,7 +147,7 @@ fn idle_wait(mut g: Guard<'_>, t: ThreadId) -> (Guard<'_>, bool) {
                 return (g, false);
             }
             let inner = &mut *g;
-            if inner.policy.0.idle_timed_out(&mut inner.pool, t) {
+            if inner.policy.idle_timed_out(&mut inner.pool, t) {
                 g.pool.exit_thread(t);
                 return (g, false);
             }
@@ -228,10 +236,10 @@ fn set_blocked(g: &mut Guard<'_>, t: ThreadId, kind: BlockKind, blocked: bool) {
     };
     if blocked {
         *count += 1;
-        inner.policy.0.thread_blocked(&mut inner.pool, t, kind);
+        inner.policy.thread_blocked(&mut inner.pool, t, kind);
     } else {
         *count -= 1;
-        inner.policy.0.thread_unblocked(&mut inner.pool, t, kind);
+        inner.policy.thread_unblocked(&mut inner.pool, t, kind);
     }
 }
 

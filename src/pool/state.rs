@@ -39,10 +39,10 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::rng;
 use crate::policy::config::{RequestMode, ThrottleKind, TimerDispatch, TimerQueueChoice};
 use crate::policy::{PolicyConfig, PoolCounts, RequestCause};
-use crate::scenario::{Scenario, Submit, Throttle};
+use crate::rng;
+use crate::scenario::{Scenario, Throttle};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{CountSample, ThreadId, Trace};
 
@@ -779,9 +779,8 @@ impl<T> Semaphore<T> {
     }
 }
 
-/// The throttles of a run: a group's own `throttle`, else the policy's
-/// default one for the shapes it applies to (`task-run`,
-/// `queue-user-work-item`, `when-all`, `parallel-foreach-async`).
+/// The throttles of a run, one per group that has one
+/// ([`group_throttle`](super::group_throttle)).
 pub(crate) struct Throttles<W, T> {
     pub pairs: Vec<Pair<W>>,
     pub semaphores: Vec<Semaphore<T>>,
@@ -791,27 +790,13 @@ pub(crate) struct Throttles<W, T> {
 
 impl<W, T> Throttles<W, T> {
     pub fn new(scenario: &Scenario, config: &PolicyConfig) -> Self {
-        let cores = scenario.machine.cores;
-        let default_throttle = config.throttle.as_ref().map(|t| Throttle {
-            kind: t.kind,
-            limit: t.limit.resolve(cores).max(1),
-        });
         let mut throttles = Throttles {
             pairs: Vec::new(),
             semaphores: Vec::new(),
             of_group: Vec::with_capacity(scenario.groups.len()),
         };
-        for group in &scenario.groups {
-            let throttleable = matches!(
-                group.submit,
-                Submit::TaskRun
-                    | Submit::QueueUserWorkItem
-                    | Submit::WhenAll
-                    | Submit::ParallelForEachAsync
-            );
-            let throttle = group
-                .throttle
-                .or(if throttleable { default_throttle } else { None });
+        for g in 0..scenario.groups.len() {
+            let throttle = super::group_throttle(scenario, g, Some(config));
             let (mut pair, mut semaphore) = (None, None);
             match throttle {
                 Some(Throttle {
