@@ -956,6 +956,51 @@ fn path_at(nodes: &[Node], span: Range<usize>, lines: &Lines<'_>, kind: Tree) ->
         .map(|n| n.path.clone())
 }
 
+/// Largest scenario or policy file read, in bytes: far above any real
+/// file, and a bound when the path is a device like `/dev/zero`.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a UTF-8 text file of at most [`MAX_FILE_BYTES`], turning I/O and
+/// encoding failures into a [`LoadError`] naming `file`.
+pub fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
+    use std::io::Read;
+    let cannot_read = |e: std::io::Error| {
+        let d = Diagnostic::new(format!("cannot read the file: {e}")).in_file(file);
+        if e.kind() == std::io::ErrorKind::NotFound {
+            d.with_help("check the path; relative paths start from the current directory")
+        } else {
+            d
+        }
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Diagnostic::new(format!(
+            "the file is larger than {} MiB: not a scenario or policy file",
+            MAX_FILE_BYTES >> 20
+        ))
+        .in_file(file)
+        .into());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
+        let (line, column) = line_col(&prefix, prefix.len());
+        let byte = e.as_bytes().get(valid).copied().unwrap_or(0);
+        let mut d = Diagnostic::new(format!(
+            "the file is not valid UTF-8 text: byte 0x{byte:02X} is not part of a UTF-8 character"
+        ))
+        .in_file(file);
+        d.line = Some(line);
+        d.column = Some(column);
+        LoadError::new(d.with_help(
+            "save the file as UTF-8 (a byte like 0xE9 is a Latin-1/Windows-1252 character)",
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1091,49 +1136,4 @@ mod tests {
         );
         assert_eq!(m, "expected a table like { at_ms = 0 }, found an array");
     }
-}
-
-/// Largest scenario or policy file read, in bytes: far above any real
-/// file, and a bound when the path is a device like `/dev/zero`.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
-
-/// Reads a UTF-8 text file of at most [`MAX_FILE_BYTES`], turning I/O and
-/// encoding failures into a [`LoadError`] naming `file`.
-pub fn read_text(path: &Path, file: &str) -> Result<String, LoadError> {
-    use std::io::Read;
-    let cannot_read = |e: std::io::Error| {
-        let d = Diagnostic::new(format!("cannot read the file: {e}")).in_file(file);
-        if e.kind() == std::io::ErrorKind::NotFound {
-            d.with_help("check the path; relative paths start from the current directory")
-        } else {
-            d
-        }
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(cannot_read)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Diagnostic::new(format!(
-            "the file is larger than {} MiB: not a scenario or policy file",
-            MAX_FILE_BYTES >> 20
-        ))
-        .in_file(file)
-        .into());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
-        let (line, column) = line_col(&prefix, prefix.len());
-        let byte = e.as_bytes().get(valid).copied().unwrap_or(0);
-        let mut d = Diagnostic::new(format!(
-            "the file is not valid UTF-8 text: byte 0x{byte:02X} is not part of a UTF-8 character"
-        ))
-        .in_file(file);
-        d.line = Some(line);
-        d.column = Some(column);
-        LoadError::new(d.with_help(
-            "save the file as UTF-8 (a byte like 0xE9 is a Latin-1/Windows-1252 character)",
-        ))
-    })
 }

@@ -194,25 +194,6 @@ pub fn time_starved(trace: &Trace) -> SimDuration {
     SimDuration(total)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_of_a_known_set() {
-        let p = Percentiles::of((1..=100).map(f64::from).collect());
-        assert_eq!(p.max, 100.0);
-        assert!((p.p50 - 50.5).abs() < 1.0, "{p:?}");
-        assert!((p.p95 - 95.0).abs() < 1.5, "{p:?}");
-        assert!((p.mean - 50.5).abs() < 1e-9);
-    }
-
-    #[test]
-    fn percentiles_of_nothing_are_zero() {
-        assert_eq!(Percentiles::of(vec![]).max, 0.0);
-    }
-}
-
 /// The run's first submission (zero for a run with no item).
 pub fn first_queued(t: &Trace) -> SimTime {
     t.items
@@ -234,4 +215,23 @@ pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {
         .collect();
     v.sort_by(f64::total_cmp);
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_set() {
+        let p = Percentiles::of((1..=100).map(f64::from).collect());
+        assert_eq!(p.max, 100.0);
+        assert!((p.p50 - 50.5).abs() < 1.0, "{p:?}");
+        assert!((p.p95 - 95.0).abs() < 1.5, "{p:?}");
+        assert!((p.mean - 50.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn percentiles_of_nothing_are_zero() {
+        assert_eq!(Percentiles::of(vec![]).max, 0.0);
+    }
 }

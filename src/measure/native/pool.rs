@@ -139,6 +139,8 @@ pub(super) struct Shared {
     /// Raised (with the pool's `stopped`) when the run ends.
     pub stop: AtomicBool,
     pub signals: Arc<Signals>,
+    /// The code its threads run.
+    pub bodies: Bodies,
     state: Mutex<Inner>,
     sleep_lock: Mutex<()>,
     sleep_cv: Condvar,
@@ -161,7 +163,6 @@ impl Shared {
         Arc::new_cyclic(|weak| {
             let pool = Pool::new(
                 weak.clone(),
-                bodies,
                 Arc::clone(&scenario),
                 Arc::clone(&signals),
                 config,
@@ -175,6 +176,7 @@ impl Shared {
                 cpus,
                 stop: AtomicBool::new(false),
                 signals,
+                bodies,
                 state: Mutex::new(Inner {
                     dedicated: policy.dedicated_threads(),
                     retire_on_stop: policy.retire_on_stop(),
@@ -258,7 +260,6 @@ pub(super) struct Inner {
 /// Queues, threads, counts, timers and the trace.
 pub(super) struct Pool {
     shared: Weak<Shared>,
-    bodies: Bodies,
     scenario: Arc<Scenario>,
     signals: Arc<Signals>,
     t0: Instant,
@@ -300,7 +301,6 @@ pub(super) struct Pool {
 impl Pool {
     fn new(
         shared: Weak<Shared>,
-        bodies: Bodies,
         scenario: Arc<Scenario>,
         signals: Arc<Signals>,
         config: &PolicyConfig,
@@ -330,7 +330,6 @@ impl Pool {
         let trace = crate::pool::state::new_trace(&scenario, config, reserve);
         Pool {
             shared,
-            bodies,
             signals,
             t0,
             stopped: false,
@@ -507,10 +506,10 @@ impl Pool {
 
     fn create_pool_thread(&mut self, reason: ThreadReason) -> bool {
         let id = self.threads.len() as ThreadId;
-        let bodies = self.bodies;
         if self
             .spawn(format!("poolsim-worker-{id}"), move |sh| {
-                (bodies.worker)(sh, id)
+                let body = sh.bodies.worker;
+                body(sh, id)
             })
             .is_err()
         {
@@ -526,9 +525,9 @@ impl Pool {
     /// A dedicated thread (`new Thread`) that runs `item` and exits.
     fn create_dedicated_thread(&mut self, item: ItemId) {
         let id = self.threads.len() as ThreadId;
-        let bodies = self.bodies;
         match self.spawn(format!("poolsim-thread-{id}"), move |sh| {
-            (bodies.dedicated)(sh, id, item)
+            let body = sh.bodies.dedicated;
+            body(sh, id, item)
         }) {
             Ok(()) => {
                 self.push_slot(ThreadKind::Dedicated, ThreadReason::Dedicated);
