@@ -10,6 +10,7 @@ mod explain;
 mod fuzz;
 mod generated;
 mod invariants;
+mod layers;
 mod measure;
 mod metamorphic;
 mod net20;
