@@ -41,8 +41,7 @@ fn imports(text: &str) -> Vec<String> {
     while let Some(i) = rest.find("crate::{") {
         rest = &rest[i + "crate::{".len()..];
         let (mut depth, mut start) = (1, true);
-        let mut chars = rest.char_indices().peekable();
-        while let Some((j, c)) = chars.next() {
+        for (j, c) in rest.char_indices() {
             match c {
                 '{' => depth += 1,
                 '}' => {
