@@ -141,7 +141,7 @@ pub fn simulate<S: TraceSink>(
 ) -> RunResult {
     let policy = policy::build(config, scenario);
     let mut engine = Engine {
-        core: Core::new(scenario, config, policy.max_threads(), sink),
+        world: World::new(scenario, config, policy.max_threads(), sink),
         dedicated: policy.dedicated_threads(),
         retire_on_stop: policy.retire_on_stop(),
         policy,
@@ -286,7 +286,10 @@ struct ProbeState {
     in_flight: Option<u32>,
 }
 
-struct Core<'a, S: TraceSink> {
+/// The state of a simulated run apart from the policy: the clock, the
+/// pool state, threads, CPU, throttles and the trace (the machine's
+/// processors are `Cpu`'s cores, not this).
+struct World<'a, S: TraceSink> {
     scenario: &'a Scenario,
     sink: &'a mut S,
     now: SimTime,
@@ -335,13 +338,13 @@ struct Core<'a, S: TraceSink> {
 }
 
 struct Engine<'a, S: TraceSink> {
-    core: Core<'a, S>,
+    world: World<'a, S>,
     policy: Box<dyn Policy>,
     dedicated: bool,
     retire_on_stop: bool,
 }
 
-impl<'a, S: TraceSink> Core<'a, S> {
+impl<'a, S: TraceSink> World<'a, S> {
     fn new(
         scenario: &'a Scenario,
         config: &PolicyConfig,
@@ -378,7 +381,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
             .collect();
         let items_total = scenario.item_count();
         let reserve = items_total.min(1 << 24) as usize;
-        Core {
+        World {
             scenario,
             sink,
             now: SimTime::ZERO,
@@ -769,7 +772,7 @@ impl<'a, S: TraceSink> Core<'a, S> {
     }
 }
 
-impl<S: TraceSink> PoolControl for Core<'_, S> {
+impl<S: TraceSink> PoolControl for World<'_, S> {
     fn now(&self) -> SimTime {
         self.now
     }
@@ -818,33 +821,33 @@ impl<S: TraceSink> PoolHost for Engine<'_, S> {
     type Timer = TimerAction;
 
     fn state(&mut self) -> &mut PoolState<Work, TimerAction> {
-        &mut self.core.pool
+        &mut self.world.pool
     }
     fn clock(&self) -> SimTime {
-        self.core.now
+        self.world.now
     }
     fn seeking_work(&mut self, t: ThreadId) {
-        self.policy.seeking_work(&mut self.core, t);
+        self.policy.seeking_work(&mut self.world, t);
     }
     fn thread_requested(&mut self, cause: RequestCause) {
-        self.policy.thread_requested(&mut self.core, cause);
+        self.policy.thread_requested(&mut self.world, cause);
     }
     fn queue_changed(&mut self) {
-        self.core.queue_changed();
+        self.world.queue_changed();
     }
     fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {
-        self.core
+        self.world
             .schedule(due, EventKind::TimerThread(q, generation));
     }
     fn timer_backlog(&mut self, timer: Option<u32>, queue: u32, ahead: u64, via: &'static str) {
         if !S::ENABLED {
             return;
         }
-        let releases = timer.and_then(|id| match self.core.pool.timer(id) {
+        let releases = timer.and_then(|id| match self.world.pool.timer(id) {
             TimerAction::ReleaseWaiter(t) => Some(t),
             TimerAction::Resume(_) => None,
         });
-        self.core
+        self.world
             .record(TraceEvent::Decision(Decision::TimerBacklog {
                 timer,
                 queue,
@@ -859,78 +862,79 @@ impl<S: TraceSink> Engine<'_, S> {
     fn run(&mut self, options: &SimOptions) -> RunResult {
         let until = options
             .until
-            .or(self.core.scenario.until)
+            .or(self.world.scenario.until)
             .unwrap_or(DEFAULT_UNTIL);
         let limit = SimTime::ZERO + until;
-        self.policy.start(&mut self.core);
-        for g in 0..self.core.groups.len() {
-            let group = &self.core.scenario.groups[g];
+        self.policy.start(&mut self.world);
+        for g in 0..self.world.groups.len() {
+            let group = &self.world.scenario.groups[g];
             if group.count > 0 && !matches!(group.arrival, Arrival::After { .. }) {
-                let at = self.core.groups[g].next_at;
-                self.core.schedule(at, EventKind::Arrival(g as u32));
+                let at = self.world.groups[g].next_at;
+                self.world.schedule(at, EventKind::Arrival(g as u32));
             }
         }
-        for (p, probe) in self.core.scenario.probes.iter().enumerate() {
-            self.core
+        for (p, probe) in self.world.scenario.probes.iter().enumerate() {
+            self.world
                 .schedule(SimTime::ZERO + probe.every, EventKind::Probe(p as u32));
         }
         let mut events = 0u64;
         let outcome = loop {
-            if self.core.all_done() {
+            if self.world.all_done() {
                 break Outcome::Completed;
             }
-            let Some(Reverse((key, kind))) = self.core.events.pop() else {
-                if self.core.deadlocked() {
+            let Some(Reverse((key, kind))) = self.world.events.pop() else {
+                if self.world.deadlocked() {
                     break Outcome::Deadlock {
-                        at: self.core.now,
-                        unfinished: self.core.unfinished(),
-                        blocked: self.core.blocked_threads(),
+                        at: self.world.now,
+                        unfinished: self.world.unfinished(),
+                        blocked: self.world.blocked_threads(),
                     };
                 }
                 break Outcome::Stalled {
-                    at: self.core.now,
-                    unfinished: self.core.unfinished(),
+                    at: self.world.now,
+                    unfinished: self.world.unfinished(),
                 };
             };
             if key.at > limit {
-                self.core.now = limit;
+                self.world.now = limit;
                 break Outcome::TimeLimit {
                     at: limit,
-                    unfinished: self.core.unfinished(),
+                    unfinished: self.world.unfinished(),
                 };
             }
             if events >= options.max_events {
                 break Outcome::EventBudget {
                     events,
-                    unfinished: self.core.unfinished(),
+                    unfinished: self.world.unfinished(),
                 };
             }
             events += 1;
-            self.core.now = key.at;
-            if matches!(kind, EventKind::PolicyWake(_)) && self.core.deadlocked() {
+            self.world.now = key.at;
+            if matches!(kind, EventKind::PolicyWake(_)) && self.world.deadlocked() {
                 break Outcome::Deadlock {
-                    at: self.core.now,
-                    unfinished: self.core.unfinished(),
-                    blocked: self.core.blocked_threads(),
+                    at: self.world.now,
+                    unfinished: self.world.unfinished(),
+                    blocked: self.world.blocked_threads(),
                 };
             }
             self.handle(kind);
         };
-        let core = &mut self.core;
-        core.cpu.advance(core.now);
-        core.trace.cpu_busy_ns = Some(core.cpu.busy_core_ns());
-        core.trace.end = if outcome.is_completed() {
-            core.trace
+        let world = &mut self.world;
+        world.cpu.advance(world.now);
+        world.trace.cpu_busy_ns = Some(world.cpu.busy_core_ns());
+        world.trace.end = if outcome.is_completed() {
+            world
+                .trace
                 .items
                 .iter()
                 .map(|i| i.finished)
                 .max()
-                .unwrap_or(core.now)
+                .unwrap_or(world.now)
         } else {
-            core.now
+            world.now
         };
         RunResult {
-            trace: std::mem::replace(&mut core.trace, crate::pool::state::empty_trace()),
+            trace: std::mem::replace(&mut world.trace, crate::pool::state::empty_trace()),
             outcome,
             events,
         }
@@ -940,73 +944,73 @@ impl<S: TraceSink> Engine<'_, S> {
         match kind {
             EventKind::Arrival(g) => self.arrival(g),
             EventKind::ThreadReady(t, generation) => {
-                let th = self.core.th(t);
+                let th = self.world.th(t);
                 if th.generation != generation || th.state != ThreadState::Starting {
                     return;
                 }
                 th.state = ThreadState::Active;
                 match th.kind {
                     ThreadKind::Pool => {
-                        self.core.tally.starting -= 1;
+                        self.world.tally.starting -= 1;
                         self.worker_loop(t, WorkerNext::Seek);
                     }
                     ThreadKind::Dedicated | ThreadKind::Main => self.resume(t),
                 }
             }
             EventKind::StepDone(t, generation) => {
-                if self.core.th(t).generation != generation {
+                if self.world.th(t).generation != generation {
                     return;
                 }
                 self.step_done(t);
             }
             EventKind::CpuCheck(generation) => {
-                if generation != self.core.cpu_generation {
+                if generation != self.world.cpu_generation {
                     return;
                 }
-                self.core.cpu.advance(self.core.now);
+                self.world.cpu.advance(self.world.now);
                 let mut finished = Vec::new();
-                self.core.cpu.pop_finished(&mut finished);
+                self.world.cpu.pop_finished(&mut finished);
                 for t in finished {
-                    self.core.th(t).activity = Activity::None;
+                    self.world.th(t).activity = Activity::None;
                     self.step_finished(t);
                 }
-                self.core.reschedule_cpu();
+                self.world.reschedule_cpu();
             }
             EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
             EventKind::Probe(p) => {
-                if self.core.items_finished == self.core.items_total {
+                if self.world.items_finished == self.world.items_total {
                     return;
                 }
-                let id = self.core.trace.probes.len() as u32;
-                self.core.trace.probes.push(ProbeRecord {
-                    queued: self.core.now,
+                let id = self.world.trace.probes.len() as u32;
+                self.world.trace.probes.push(ProbeRecord {
+                    queued: self.world.now,
                     started: SimTime::MAX,
                 });
-                self.core.probes[p as usize].in_flight = Some(id);
-                self.core.record(TraceEvent::ProbeQueued { probe: id });
-                self.core.enqueue_global(Work::Probe(p));
+                self.world.probes[p as usize].in_flight = Some(id);
+                self.world.record(TraceEvent::ProbeQueued { probe: id });
+                self.world.enqueue_global(Work::Probe(p));
                 self.request_thread(RequestCause::Enqueue);
             }
-            EventKind::PolicyWake(tag) => self.policy.wake(&mut self.core, tag),
+            EventKind::PolicyWake(tag) => self.policy.wake(&mut self.world, tag),
             EventKind::IdleTimeout(t, generation) => {
-                let th = self.core.th(t);
+                let th = self.world.th(t);
                 if th.generation != generation {
                     return;
                 }
                 let state = th.state;
-                let goal = self.core.goal;
+                let goal = self.world.goal;
                 let (retired, exits) = match state {
                     ThreadState::Retired => {
-                        self.core.exit_thread(t);
+                        self.world.exit_thread(t);
                         (true, true)
                     }
                     ThreadState::Idle => {
-                        if self.policy.idle_timed_out(&mut self.core, t) {
-                            self.core.exit_thread(t);
+                        if self.policy.idle_timed_out(&mut self.world, t) {
+                            self.world.exit_thread(t);
                             (false, true)
                         } else {
-                            self.core.tally.idle.retain(|&i| i != t);
-                            self.core.make_idle(t);
+                            self.world.tally.idle.retain(|&i| i != t);
+                            self.world.make_idle(t);
                             (false, false)
                         }
                     }
@@ -1015,13 +1019,13 @@ impl<S: TraceSink> Engine<'_, S> {
                 if S::ENABLED {
                     let decision = Decision::IdleTimeout {
                         thread: t,
-                        waited: self.core.idle_timeout,
+                        waited: self.world.idle_timeout,
                         retired,
                         exits,
                         goal,
-                        new_goal: self.core.goal,
+                        new_goal: self.world.goal,
                     };
-                    self.core.record(TraceEvent::Decision(decision));
+                    self.world.record(TraceEvent::Decision(decision));
                 }
             }
         }
@@ -1030,88 +1034,88 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Submits user work: a plain task to the pool (or its throttle), or a
     /// dedicated thread.
     fn submit_task(&mut self, g: u32, from: Option<ThreadId>) {
-        let group = &self.core.scenario.groups[g as usize];
-        let (submit, pair) = (group.submit, self.core.groups[g as usize].pair);
+        let group = &self.world.scenario.groups[g as usize];
+        let (submit, pair) = (group.submit, self.world.groups[g as usize].pair);
         if submit == Submit::NewThread || (self.dedicated && pair.is_none()) {
-            let item = self.core.new_item(g, Owner::Task);
-            self.core.record(TraceEvent::ItemQueued {
+            let item = self.world.new_item(g, Owner::Task);
+            self.world.record(TraceEvent::ItemQueued {
                 item,
                 local_of: None,
             });
             let latency = if submit == Submit::NewThread {
-                self.core.dedicated_latency
+                self.world.dedicated_latency
             } else {
-                self.core.start_latency
+                self.world.start_latency
             };
-            self.core
+            self.world
                 .create_dedicated_thread(Frame::Item(item), latency);
             return;
         }
         if let Some(p) = pair {
-            let item = self.core.new_item(g, Owner::Pair(p));
-            self.core.record(TraceEvent::ItemQueued {
+            let item = self.world.new_item(g, Owner::Pair(p));
+            self.world.record(TraceEvent::ItemQueued {
                 item,
                 local_of: None,
             });
             self.pair_push(p, Work::Item(item), from);
             return;
         }
-        let item = self.core.new_item(g, Owner::Task);
+        let item = self.world.new_item(g, Owner::Task);
         let local = match (submit, from) {
             (Submit::QueueUserWorkItem, _) => None,
-            (_, Some(t)) if self.core.is_pool(t) => Some(t),
+            (_, Some(t)) if self.world.is_pool(t) => Some(t),
             _ => None,
         };
-        self.core.record(TraceEvent::ItemQueued {
+        self.world.record(TraceEvent::ItemQueued {
             item,
             local_of: local,
         });
         match local {
-            Some(t) => self.core.enqueue_local(t, Work::Item(item)),
-            None => self.core.enqueue_global(Work::Item(item)),
+            Some(t) => self.world.enqueue_local(t, Work::Item(item)),
+            None => self.world.enqueue_global(Work::Item(item)),
         }
         self.request_thread(RequestCause::Enqueue);
     }
 
     fn arrival(&mut self, g: u32) {
-        let group = &self.core.scenario.groups[g as usize];
+        let group = &self.world.scenario.groups[g as usize];
         if group.from == Origin::Pool {
             // Task.Run(() => { ...submit... }) from the main thread.
-            self.core.enqueue_global(Work::Submitter(g));
+            self.world.enqueue_global(Work::Submitter(g));
             self.request_thread(RequestCause::Enqueue);
             return;
         }
         if group.submit.one_call() {
             let lp = self.start_call(g);
-            let main = self.core.main_thread();
-            if self.core.th(main).frames.is_empty() {
-                self.core.th(main).frames.push(Frame::Caller(lp));
+            let main = self.world.main_thread();
+            if self.world.th(main).frames.is_empty() {
+                self.world.th(main).frames.push(Frame::Caller(lp));
                 self.resume(main);
             } else {
-                self.core.main_calls.push_back(lp);
+                self.world.main_calls.push_back(lp);
             }
             return;
         }
         if let Some(next) = self.submit_due(g, None) {
-            self.core.schedule(next, EventKind::Arrival(g));
+            self.world.schedule(next, EventKind::Arrival(g));
         }
     }
 
     /// Submits every item of group `g` due by now, from `from` (a pool
     /// thread) or the main thread. Returns when the next item is due.
     fn submit_due(&mut self, g: u32, from: Option<ThreadId>) -> Option<SimTime> {
-        let scenario = self.core.scenario;
+        let scenario = self.world.scenario;
         let group = &scenario.groups[g as usize];
         loop {
-            let state = &self.core.groups[g as usize];
+            let state = &self.world.groups[g as usize];
             if state.submitted >= group.count {
                 return None;
             }
-            if state.next_at > self.core.now {
+            if state.next_at > self.world.now {
                 return Some(state.next_at);
             }
             self.submit_task(g, from);
-            let state = &mut self.core.groups[g as usize];
+            let state = &mut self.world.groups[g as usize];
             state.submitted += 1;
             match &group.arrival {
                 Arrival::At(_) | Arrival::After { .. } => {}
@@ -1142,22 +1146,22 @@ impl<S: TraceSink> Engine<'_, S> {
                     WorkerNext::Completed
                 }
                 WorkerNext::Completed => {
-                    if !self.policy.work_completed(&mut self.core, t) {
+                    if !self.policy.work_completed(&mut self.world, t) {
                         if self.retire_on_stop {
                             self.request_thread(RequestCause::Leaving);
-                            self.core.retire(t);
+                            self.world.retire(t);
                         } else {
                             // Portable pool: back to the semaphore; its local
                             // items move to the global queue.
-                            self.core.pool.flush_local(t);
-                            self.core.make_idle(t);
+                            self.world.pool.flush_local(t);
+                            self.world.make_idle(t);
                         }
                         return;
                     }
                     self.keep_working(t)
                 }
                 WorkerNext::Idle => {
-                    self.core.make_idle(t);
+                    self.world.make_idle(t);
                     return;
                 }
             };
@@ -1168,48 +1172,48 @@ impl<S: TraceSink> Engine<'_, S> {
     /// when it is pool-internal bookkeeping).
     fn start_work(&mut self, t: ThreadId, work: Work) {
         match work {
-            Work::Item(item) => self.core.th(t).frames.push(Frame::Item(item)),
+            Work::Item(item) => self.world.th(t).frames.push(Frame::Item(item)),
             Work::Continuation(id) => {
-                let frames = self.core.continuations[id as usize]
+                let frames = self.world.continuations[id as usize]
                     .take()
                     .unwrap_or_default();
-                self.core.th(t).frames.extend(frames);
+                self.world.th(t).frames.extend(frames);
             }
             Work::TimerQueue(q) => {
-                self.core.phase(t, Phase::Internal, None);
+                self.world.phase(t, Phase::Internal, None);
                 if let Some(id) = self.fire_timer_queue(q) {
                     self.run_timer(t, id);
                 }
             }
             Work::TimerCallback(id) => {
-                self.core.phase(t, Phase::Internal, None);
+                self.world.phase(t, Phase::Internal, None);
                 self.run_timer(t, id);
             }
             Work::Probe(p) => {
-                self.core.phase(t, Phase::Internal, None);
-                if let Some(id) = self.core.probes[p as usize].in_flight.take() {
-                    self.core.trace.probes[id as usize].started = self.core.now;
-                    self.core.record(TraceEvent::ProbeStarted { probe: id });
+                self.world.phase(t, Phase::Internal, None);
+                if let Some(id) = self.world.probes[p as usize].in_flight.take() {
+                    self.world.trace.probes[id as usize].started = self.world.now;
+                    self.world.record(TraceEvent::ProbeStarted { probe: id });
                 }
                 // The probe loop's Wait() returns; it sleeps again.
-                let every = self.core.scenario.probes[p as usize].every;
-                self.core
-                    .schedule(self.core.now + every, EventKind::Probe(p));
+                let every = self.world.scenario.probes[p as usize].every;
+                self.world
+                    .schedule(self.world.now + every, EventKind::Probe(p));
             }
-            Work::Submitter(g) => self.core.th(t).frames.push(Frame::Submitter(g)),
-            Work::Replica(r) => self.core.th(t).frames.push(Frame::Replica(r)),
-            Work::Partition(p) => self.core.th(t).frames.push(Frame::Partition(p)),
-            Work::AsyncWorker(w) => self.core.th(t).frames.push(Frame::AsyncWorker(w)),
-            Work::PairProcessor(p) => self.core.th(t).frames.push(Frame::PairProcessor(p)),
+            Work::Submitter(g) => self.world.th(t).frames.push(Frame::Submitter(g)),
+            Work::Replica(r) => self.world.th(t).frames.push(Frame::Replica(r)),
+            Work::Partition(p) => self.world.th(t).frames.push(Frame::Partition(p)),
+            Work::AsyncWorker(w) => self.world.th(t).frames.push(Frame::AsyncWorker(w)),
+            Work::PairProcessor(p) => self.world.th(t).frames.push(Frame::PairProcessor(p)),
         }
     }
 
     fn run_timer(&mut self, t: ThreadId, id: u32) {
-        match self.core.pool.timer(id) {
+        match self.world.pool.timer(id) {
             TimerAction::ReleaseWaiter(waiter) => {
-                let generation = self.core.th(waiter).generation;
-                self.core
-                    .schedule(self.core.now, EventKind::StepDone(waiter, generation));
+                let generation = self.world.th(waiter).generation;
+                self.world
+                    .schedule(self.world.now, EventKind::StepDone(waiter, generation));
             }
             TimerAction::Resume(cont) => self.resume_continuation(t, cont),
         }
@@ -1221,7 +1225,7 @@ impl<S: TraceSink> Engine<'_, S> {
         // The item the frame below last ran (for a pair's hand-off).
         let mut ran: Option<ItemId> = None;
         loop {
-            let Some(&frame) = self.core.th(t).frames.last() else {
+            let Some(&frame) = self.world.th(t).frames.last() else {
                 return true;
             };
             let flow = self.step_frame(t, frame);
@@ -1231,9 +1235,9 @@ impl<S: TraceSink> Engine<'_, S> {
             match flow {
                 Flow::Pending => return false,
                 Flow::Done => {
-                    self.core.th(t).frames.pop();
+                    self.world.th(t).frames.pop();
                 }
-                Flow::Push(child) => self.core.th(t).frames.push(child),
+                Flow::Push(child) => self.world.th(t).frames.push(child),
                 Flow::Suspended => {}
             }
         }
@@ -1246,7 +1250,7 @@ impl<S: TraceSink> Engine<'_, S> {
             (Frame::Item(item), Flow::Done | Flow::Suspended) => *ran = Some(item),
             (Frame::PairProcessor(p), Flow::Push(Frame::Item(to))) => {
                 if let Some(from) = ran.take().filter(|from| from != to) {
-                    let pair = &self.core.pairs[p as usize];
+                    let pair = &self.world.pairs[p as usize];
                     let decision = Decision::ThrottleHandOff {
                         kind: ThrottleKind::Pair,
                         from: Some(from),
@@ -1254,7 +1258,7 @@ impl<S: TraceSink> Engine<'_, S> {
                         limit: pair.limit(),
                         waiting: pair.waiting() as u32,
                     };
-                    self.core.record(TraceEvent::Decision(decision));
+                    self.world.record(TraceEvent::Decision(decision));
                 }
             }
             (Frame::PairProcessor(_), _) => *ran = None,
@@ -1271,12 +1275,12 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn after_work(&mut self, t: ThreadId) {
-        match self.core.th(t).kind {
+        match self.world.th(t).kind {
             ThreadKind::Pool => self.worker_loop(t, WorkerNext::Completed),
-            ThreadKind::Dedicated => self.core.exit_thread(t),
+            ThreadKind::Dedicated => self.world.exit_thread(t),
             ThreadKind::Main => {
-                if let Some(lp) = self.core.main_calls.pop_front() {
-                    self.core.th(t).frames.push(Frame::Caller(lp));
+                if let Some(lp) = self.world.main_calls.pop_front() {
+                    self.world.th(t).frames.push(Frame::Caller(lp));
                     self.resume(t);
                 }
             }
@@ -1286,37 +1290,37 @@ impl<S: TraceSink> Engine<'_, S> {
     /// A timed activity of `t` ended (sleep, spin, release from a wait or a
     /// join, submitter pause).
     fn step_done(&mut self, t: ThreadId) {
-        let activity = std::mem::replace(&mut self.core.th(t).activity, Activity::None);
-        let pool = self.core.is_pool(t);
+        let activity = std::mem::replace(&mut self.world.th(t).activity, Activity::None);
+        let pool = self.world.is_pool(t);
         match activity {
             Activity::Spin => {
-                self.core.cpu.advance(self.core.now);
-                self.core.cpu.remove_spinner();
-                self.core.reschedule_cpu();
+                self.world.cpu.advance(self.world.now);
+                self.world.cpu.remove_spinner();
+                self.world.reschedule_cpu();
             }
             Activity::Busy => {
-                self.core.cpu.advance(self.core.now);
-                self.core.cpu.remove_busy_loop();
-                self.core.reschedule_cpu();
+                self.world.cpu.advance(self.world.now);
+                self.world.cpu.remove_busy_loop();
+                self.world.reschedule_cpu();
             }
             Activity::Sleep => {
                 if pool {
-                    self.core.tally.blocked_sleep -= 1;
+                    self.world.tally.blocked_sleep -= 1;
                     self.policy
-                        .thread_unblocked(&mut self.core, t, BlockKind::Sleep);
+                        .thread_unblocked(&mut self.world, t, BlockKind::Sleep);
                 }
             }
             Activity::Wait => {
                 if pool {
-                    self.core.tally.blocked_wait -= 1;
+                    self.world.tally.blocked_wait -= 1;
                     self.policy
-                        .thread_unblocked(&mut self.core, t, BlockKind::TaskWait);
+                        .thread_unblocked(&mut self.world, t, BlockKind::TaskWait);
                 }
             }
             Activity::Join(kind) => {
                 if pool {
                     self.unblock_counts(kind);
-                    self.policy.thread_unblocked(&mut self.core, t, kind);
+                    self.policy.thread_unblocked(&mut self.world, t, kind);
                 }
                 self.resume(t);
                 return;
@@ -1332,24 +1336,24 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn block_counts(&mut self, kind: BlockKind) {
         match kind {
-            BlockKind::Sleep => self.core.tally.blocked_sleep += 1,
-            BlockKind::TaskWait => self.core.tally.blocked_wait += 1,
+            BlockKind::Sleep => self.world.tally.blocked_sleep += 1,
+            BlockKind::TaskWait => self.world.tally.blocked_wait += 1,
             BlockKind::Other => {}
         }
     }
 
     fn unblock_counts(&mut self, kind: BlockKind) {
         match kind {
-            BlockKind::Sleep => self.core.tally.blocked_sleep -= 1,
-            BlockKind::TaskWait => self.core.tally.blocked_wait -= 1,
+            BlockKind::Sleep => self.world.tally.blocked_sleep -= 1,
+            BlockKind::TaskWait => self.world.tally.blocked_wait -= 1,
             BlockKind::Other => {}
         }
     }
 
     /// The current step of the item on top of `t`'s stack is over: go on.
     fn step_finished(&mut self, t: ThreadId) {
-        if let Some(&Frame::Item(item)) = self.core.th(t).frames.last() {
-            self.core.item_step[item as usize] += 1;
+        if let Some(&Frame::Item(item)) = self.world.th(t).frames.last() {
+            self.world.item_step[item as usize] += 1;
         }
         self.resume(t);
     }

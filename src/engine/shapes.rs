@@ -146,24 +146,24 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Moves the item on top of `t`'s stack (and, for an async worker, the
     /// worker below it) into a continuation.
     fn suspend(&mut self, t: ThreadId, item: ItemId) -> u32 {
-        let take = match self.core.item_owner[item as usize] {
+        let take = match self.world.item_owner[item as usize] {
             Owner::AsyncWorker(_) => 2,
             _ => 1,
         };
-        let frames = &mut self.core.th(t).frames;
+        let frames = &mut self.world.th(t).frames;
         let at = frames.len().saturating_sub(take);
         let suspended = frames.split_off(at);
-        self.core.store_continuation(suspended)
+        self.world.store_continuation(suspended)
     }
 
     /// Queues continuation `cont` of `item` where its scheduler puts it:
     /// the pair's queue for a task on a pair, else `from`'s local queue (a
     /// pool thread) or the global queue.
     fn queue_continuation(&mut self, item: ItemId, cont: u32, from: Option<ThreadId>) {
-        if let Owner::Pair(p) = self.core.item_owner[item as usize] {
+        if let Owner::Pair(p) = self.world.item_owner[item as usize] {
             self.pair_push(p, Work::Continuation(cont), None);
         } else {
-            self.core.enqueue_from(from, Work::Continuation(cont));
+            self.world.enqueue_from(from, Work::Continuation(cont));
             self.request_thread(RequestCause::Enqueue);
         }
     }
@@ -171,145 +171,145 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Runs a continuation inline on `t` (a timer callback continuing an
     /// `await Task.Delay`), or hands it to its pair.
     pub(super) fn resume_continuation(&mut self, t: ThreadId, cont: u32) {
-        let frames = self.core.continuations[cont as usize]
+        let frames = self.world.continuations[cont as usize]
             .clone()
             .unwrap_or_default();
         if let Some(Frame::Item(item)) = frames.last().copied()
-            && let Owner::Pair(p) = self.core.item_owner[item as usize]
+            && let Owner::Pair(p) = self.world.item_owner[item as usize]
         {
             self.pair_push(p, Work::Continuation(cont), None);
             return;
         }
-        self.core.continuations[cont as usize] = None;
-        self.core.th(t).frames.extend(frames);
+        self.world.continuations[cont as usize] = None;
+        self.world.th(t).frames.extend(frames);
     }
 
     fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
         let i = item as usize;
-        let group = self.core.trace.items[i].group;
-        if self.core.trace.items[i].started == crate::time::SimTime::MAX {
-            if let Some(sem) = self.core.groups[group as usize].semaphore
-                && !self.core.item_acquired[i]
+        let group = self.world.trace.items[i].group;
+        if self.world.trace.items[i].started == crate::time::SimTime::MAX {
+            if let Some(sem) = self.world.groups[group as usize].semaphore
+                && !self.world.item_acquired[i]
             {
                 // await semaphore.WaitAsync()
-                if self.core.semaphores[sem as usize].try_acquire() {
-                    self.core.item_acquired[i] = true;
+                if self.world.semaphores[sem as usize].try_acquire() {
+                    self.world.item_acquired[i] = true;
                 } else {
                     let cont = self.suspend(t, item);
-                    self.core.semaphores[sem as usize].wait(cont);
-                    self.core.item_acquired[i] = true;
+                    self.world.semaphores[sem as usize].wait(cont);
+                    self.world.item_acquired[i] = true;
                     return Flow::Suspended;
                 }
             }
-            let rec = &mut self.core.trace.items[i];
-            rec.started = self.core.now;
+            let rec = &mut self.world.trace.items[i];
+            rec.started = self.world.now;
             rec.thread = t;
-            self.core
+            self.world
                 .record(TraceEvent::ItemStarted { item, thread: t });
         }
-        let scenario = self.core.scenario;
+        let scenario = self.world.scenario;
         let body = &scenario.groups[group as usize].body;
-        let pool = self.core.is_pool(t);
+        let pool = self.world.is_pool(t);
         loop {
-            let pc = self.core.item_step[i] as usize;
+            let pc = self.world.item_step[i] as usize;
             let Some(step) = body.get(pc) else {
                 return self.finish_item(t, item);
             };
-            let now = self.core.now;
-            let generation = self.core.th(t).generation;
+            let now = self.world.now;
+            let generation = self.world.th(t).generation;
             match *step {
                 _ if step.duration() == Some(SimDuration::ZERO) => {}
                 Step::Cpu(d) => {
-                    self.core.cpu.advance(now);
-                    self.core.cpu.add_job(t, d);
-                    self.core.reschedule_cpu();
-                    self.core.th(t).activity = Activity::Cpu;
-                    self.core.phase(t, Phase::Cpu, Some(item));
+                    self.world.cpu.advance(now);
+                    self.world.cpu.add_job(t, d);
+                    self.world.reschedule_cpu();
+                    self.world.th(t).activity = Activity::Cpu;
+                    self.world.phase(t, Phase::Cpu, Some(item));
                     return Flow::Pending;
                 }
                 Step::Spin(d) => {
-                    self.core.cpu.advance(now);
-                    self.core.cpu.add_spinner();
-                    self.core.reschedule_cpu();
-                    self.core.th(t).activity = Activity::Spin;
-                    self.core.phase(t, Phase::Spin, Some(item));
-                    let end = self.core.scenario.machine.spin_end(now, d);
-                    self.core
+                    self.world.cpu.advance(now);
+                    self.world.cpu.add_spinner();
+                    self.world.reschedule_cpu();
+                    self.world.th(t).activity = Activity::Spin;
+                    self.world.phase(t, Phase::Spin, Some(item));
+                    let end = self.world.scenario.machine.spin_end(now, d);
+                    self.world
                         .schedule(end, super::EventKind::StepDone(t, generation));
                     return Flow::Pending;
                 }
                 Step::Busy(d) => {
                     // Shown as CPU: the thread holds its core throughout.
-                    self.core.cpu.advance(now);
-                    self.core.cpu.add_busy_loop();
-                    self.core.reschedule_cpu();
-                    self.core.th(t).activity = Activity::Busy;
-                    self.core.phase(t, Phase::Cpu, Some(item));
-                    self.core
+                    self.world.cpu.advance(now);
+                    self.world.cpu.add_busy_loop();
+                    self.world.reschedule_cpu();
+                    self.world.th(t).activity = Activity::Busy;
+                    self.world.phase(t, Phase::Cpu, Some(item));
+                    self.world
                         .schedule(now + d, super::EventKind::StepDone(t, generation));
                     return Flow::Pending;
                 }
                 Step::Sleep(d) => {
-                    self.core.th(t).activity = Activity::Sleep;
-                    self.core.phase(t, Phase::Sleep, Some(item));
-                    self.core
+                    self.world.th(t).activity = Activity::Sleep;
+                    self.world.phase(t, Phase::Sleep, Some(item));
+                    self.world
                         .schedule(now + d, super::EventKind::StepDone(t, generation));
                     if pool {
-                        self.core.tally.blocked_sleep += 1;
+                        self.world.tally.blocked_sleep += 1;
                         self.policy
-                            .thread_blocked(&mut self.core, t, BlockKind::Sleep);
+                            .thread_blocked(&mut self.world, t, BlockKind::Sleep);
                     }
                     return Flow::Pending;
                 }
                 Step::Wait(d) => {
-                    self.core.th(t).activity = Activity::Wait;
-                    self.core.phase(t, Phase::Wait, Some(item));
+                    self.world.th(t).activity = Activity::Wait;
+                    self.world.phase(t, Phase::Wait, Some(item));
                     self.add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
                     if pool {
-                        self.core.tally.blocked_wait += 1;
+                        self.world.tally.blocked_wait += 1;
                         self.policy
-                            .thread_blocked(&mut self.core, t, BlockKind::TaskWait);
+                            .thread_blocked(&mut self.world, t, BlockKind::TaskWait);
                     }
                     return Flow::Pending;
                 }
                 Step::Await(d) => {
-                    self.core.item_step[i] += 1;
+                    self.world.item_step[i] += 1;
                     let cont = self.suspend(t, item);
                     self.add_timer(now + d, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {
-                    self.core.item_step[i] += 1;
+                    self.world.item_step[i] += 1;
                     let cont = self.suspend(t, item);
                     // Task.Yield: the global queue (or the task's scheduler).
                     self.queue_continuation(item, cont, None);
                     return Flow::Suspended;
                 }
             }
-            self.core.item_step[i] += 1;
+            self.world.item_step[i] += 1;
         }
     }
 
     fn finish_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
         let i = item as usize;
-        self.core.trace.items[i].finished = self.core.now;
-        self.core.items_finished += 1;
-        self.core
+        self.world.trace.items[i].finished = self.world.now;
+        self.world.items_finished += 1;
+        self.world
             .record(TraceEvent::ItemFinished { item, thread: t });
-        let group = self.core.trace.items[i].group;
+        let group = self.world.trace.items[i].group;
         self.group_item_finished(group);
-        if self.core.item_acquired[i]
-            && let Some(sem) = self.core.groups[group as usize].semaphore
+        if self.world.item_acquired[i]
+            && let Some(sem) = self.world.groups[group as usize].semaphore
         {
             // semaphore.Release(): the first waiter's continuation goes to
             // this thread's local queue.
-            if let Some(cont) = self.core.semaphores[sem as usize].release() {
-                self.core.enqueue_from(Some(t), Work::Continuation(cont));
+            if let Some(cont) = self.world.semaphores[sem as usize].release() {
+                self.world.enqueue_from(Some(t), Work::Continuation(cont));
                 self.request_thread(RequestCause::Enqueue);
             }
         }
-        if let Owner::InvokeTask(lp) = self.core.item_owner[i] {
-            self.core.loops[lp as usize].outstanding -= 1;
+        if let Owner::InvokeTask(lp) = self.world.item_owner[i] {
+            self.world.loops[lp as usize].outstanding -= 1;
             self.check_release(lp);
         }
         Flow::Done
@@ -318,12 +318,12 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Counts a finished item of group `g`; when it was the last, the groups
     /// that follow it (`arrival = { after = ... }`) are due.
     fn group_item_finished(&mut self, g: u32) {
-        let state = &mut self.core.groups[g as usize];
+        let state = &mut self.world.groups[g as usize];
         state.finished += 1;
-        if state.finished < self.core.scenario.groups[g as usize].count {
+        if state.finished < self.world.scenario.groups[g as usize].count {
             return;
         }
-        let scenario = self.core.scenario;
+        let scenario = self.world.scenario;
         for (h, group) in scenario.groups.iter().enumerate() {
             if let crate::scenario::Arrival::After {
                 group: after,
@@ -332,9 +332,9 @@ impl<S: TraceSink> Engine<'_, S> {
                 && after == g as usize
                 && group.count > 0
             {
-                let at = self.core.now + delay;
-                self.core.groups[h].next_at = at;
-                self.core.schedule(at, super::EventKind::Arrival(h as u32));
+                let at = self.world.now + delay;
+                self.world.groups[h].next_at = at;
+                self.world.schedule(at, super::EventKind::Arrival(h as u32));
             }
         }
     }
@@ -344,16 +344,16 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Sets up the call of group `g`'s one-call API; `caller` is the pool
     /// thread calling it, or `None` for the main thread.
     pub(super) fn start_call(&mut self, g: u32) -> u32 {
-        let group = &self.core.scenario.groups[g as usize];
+        let group = &self.world.scenario.groups[g as usize];
         let count = group.count;
-        let cores = u64::from(self.core.scenario.machine.cores.max(1));
+        let cores = u64::from(self.world.scenario.machine.cores.max(1));
         let kind = match group.submit {
             Submit::ParallelFor => LoopKind::For,
             // Parallel.ForEach takes its IList<T> path when the source is a
             // list: Enumerable.Range is one on .NET 8 (measured: the same
             // timeline as Parallel.For; over a plain iterator, chunk
             // partitioning, 7.1 s against 9.2 s for seed 000).
-            Submit::ParallelForEach if self.core.range_is_list => LoopKind::For,
+            Submit::ParallelForEach if self.world.range_is_list => LoopKind::For,
             Submit::ParallelForEach => LoopKind::ForEach,
             Submit::ParallelInvoke if count > INVOKE_SMALL_MAX || group.max_degree.is_some() => {
                 LoopKind::InvokeReplicated
@@ -372,10 +372,10 @@ impl<S: TraceSink> Engine<'_, S> {
             LoopKind::InvokeSmall => Owner::Task,
             _ => Owner::Parent,
         };
-        let first_item = self.core.trace.items.len() as ItemId;
+        let first_item = self.world.trace.items.len() as ItemId;
         for _ in 0..count {
-            let item = self.core.new_item(g, owner);
-            self.core.record(TraceEvent::ItemQueued {
+            let item = self.world.new_item(g, owner);
+            self.world.record(TraceEvent::ItemQueued {
                 item,
                 local_of: None,
             });
@@ -388,8 +388,8 @@ impl<S: TraceSink> Engine<'_, S> {
         } else {
             Vec::new()
         };
-        let lp = self.core.loops.len() as u32;
-        self.core.loops.push(Loop {
+        let lp = self.world.loops.len() as u32;
+        self.world.loops.push(Loop {
             kind,
             first_item,
             count,
@@ -404,24 +404,24 @@ impl<S: TraceSink> Engine<'_, S> {
             workers_started: 0,
             cores,
         });
-        self.core.groups[g as usize].call = Some(lp);
+        self.world.groups[g as usize].call = Some(lp);
         lp
     }
 
     fn new_replica(&mut self, lp: u32, root: bool, remaining: u64) -> u32 {
-        let r = self.core.replicas.len() as u32;
-        let cores = self.core.loops[lp as usize].cores;
-        let ranges = self.core.loops[lp as usize].ranges.len().max(1);
+        let r = self.world.replicas.len() as u32;
+        let cores = self.world.loops[lp as usize].cores;
+        let ranges = self.world.loops[lp as usize].ranges.len().max(1);
         // CooperativeMultitaskingTaskTimeout: 100 + (tick % cores) * 50 ms.
-        let tick = self.core.now.as_nanos() / 1_000_000;
+        let tick = self.world.now.as_nanos() / 1_000_000;
         let slice = SimDuration::from_ms(100 + (tick % cores) * 50);
-        self.core.replicas.push(Replica {
+        self.world.replicas.push(Replica {
             lp,
             root,
             remaining,
             started: false,
             slice,
-            slice_start: self.core.now,
+            slice_start: self.world.now,
             chunk: (0, 0),
             range: r as usize % ranges,
             step: 1,
@@ -433,43 +433,44 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn step_caller(&mut self, t: ThreadId, lp: u32) -> Flow {
         let l = lp as usize;
-        if self.core.loops[l].phase == CallPhase::Start {
-            self.core.loops[l].phase = CallPhase::Waiting;
-            let kind = self.core.loops[l].kind;
-            let pool_caller = self.core.is_pool(t).then_some(t);
+        if self.world.loops[l].phase == CallPhase::Start {
+            self.world.loops[l].phase = CallPhase::Waiting;
+            let kind = self.world.loops[l].kind;
+            let pool_caller = self.world.is_pool(t).then_some(t);
             match kind {
                 LoopKind::For | LoopKind::ForEach | LoopKind::InvokeReplicated => {
-                    let degree = self.core.loops[l].degree;
+                    let degree = self.world.loops[l].degree;
                     let root = self.new_replica(lp, true, degree.saturating_sub(1));
                     return Flow::Push(Frame::Replica(root));
                 }
                 LoopKind::InvokeSmall => {
-                    let (first, count) = (self.core.loops[l].first_item, self.core.loops[l].count);
+                    let (first, count) =
+                        (self.world.loops[l].first_item, self.world.loops[l].count);
                     for a in 1..count {
                         let item = first + a as ItemId;
-                        self.core.item_owner[item as usize] = Owner::InvokeTask(lp);
-                        self.core.loops[l].outstanding += 1;
-                        self.core.enqueue_from(pool_caller, Work::Item(item));
+                        self.world.item_owner[item as usize] = Owner::InvokeTask(lp);
+                        self.world.loops[l].outstanding += 1;
+                        self.world.enqueue_from(pool_caller, Work::Item(item));
                         self.request_thread(RequestCause::Enqueue);
                     }
                     if count > 0 {
-                        self.core.item_owner[first as usize] = Owner::Parent;
+                        self.world.item_owner[first as usize] = Owner::Parent;
                         return Flow::Push(Frame::Item(first));
                     }
                 }
                 LoopKind::Plinq => {
-                    let parts = self.core.loops[l]
+                    let parts = self.world.loops[l]
                         .degree
-                        .min(self.core.loops[l].count.max(1));
+                        .min(self.world.loops[l].count.max(1));
                     for _ in 0..parts {
-                        let p = self.core.partitions.len() as u32;
-                        self.core.partitions.push(Partition {
+                        let p = self.world.partitions.len() as u32;
+                        self.world.partitions.push(Partition {
                             lp,
                             chunk: (0, 0),
                             grabs: 0,
                         });
-                        self.core.loops[l].outstanding += 1;
-                        self.core.enqueue_global(Work::Partition(p));
+                        self.world.loops[l].outstanding += 1;
+                        self.world.enqueue_global(Work::Partition(p));
                         self.request_thread(RequestCause::Enqueue);
                     }
                 }
@@ -484,25 +485,26 @@ impl<S: TraceSink> Engine<'_, S> {
         }
         // Waiting for the parts: inline what is still in our own local
         // queue, else block.
-        if self.core.loops[l].outstanding == 0 {
+        if self.world.loops[l].outstanding == 0 {
             return Flow::Done;
         }
-        if self.core.is_pool(t) {
-            match self.core.loops[l].kind {
+        if self.world.is_pool(t) {
+            match self.world.loops[l].kind {
                 LoopKind::InvokeSmall => {
-                    let (first, count) = (self.core.loops[l].first_item, self.core.loops[l].count);
+                    let (first, count) =
+                        (self.world.loops[l].first_item, self.world.loops[l].count);
                     for a in (1..count).rev() {
                         let item = first + a as ItemId;
-                        if self.core.take_from_local(t, Work::Item(item)) {
+                        if self.world.take_from_local(t, Work::Item(item)) {
                             return Flow::Push(Frame::Item(item));
                         }
                     }
                 }
                 LoopKind::For | LoopKind::ForEach | LoopKind::InvokeReplicated => {
-                    let pending = self.core.loops[l].pending_replicas.clone();
+                    let pending = self.world.loops[l].pending_replicas.clone();
                     for r in pending {
-                        if self.core.take_from_local(t, Work::Replica(r)) {
-                            self.core.replicas[r as usize].inlined = true;
+                        if self.world.take_from_local(t, Work::Replica(r)) {
+                            self.world.replicas[r as usize].inlined = true;
                             return Flow::Push(Frame::Replica(r));
                         }
                     }
@@ -510,45 +512,45 @@ impl<S: TraceSink> Engine<'_, S> {
                 LoopKind::Plinq | LoopKind::ForEachAsync => {}
             }
         }
-        let kind = match self.core.loops[l].kind {
+        let kind = match self.world.loops[l].kind {
             LoopKind::Plinq => BlockKind::Other,
             _ => BlockKind::TaskWait,
         };
-        self.core.loops[l].caller_blocked = Some(t);
-        self.core.th(t).activity = Activity::Join(kind);
-        self.core.phase(t, Phase::Join, None);
-        if self.core.is_pool(t) {
+        self.world.loops[l].caller_blocked = Some(t);
+        self.world.th(t).activity = Activity::Join(kind);
+        self.world.phase(t, Phase::Join, None);
+        if self.world.is_pool(t) {
             self.block_counts(kind);
-            self.policy.thread_blocked(&mut self.core, t, kind);
+            self.policy.thread_blocked(&mut self.world, t, kind);
         }
         Flow::Pending
     }
 
     /// Wakes a caller blocked on `lp` once every part has finished.
     fn check_release(&mut self, lp: u32) {
-        let l = &mut self.core.loops[lp as usize];
+        let l = &mut self.world.loops[lp as usize];
         if l.outstanding == 0
             && let Some(t) = l.caller_blocked.take()
         {
-            let generation = self.core.th(t).generation;
-            self.core
-                .schedule(self.core.now, super::EventKind::StepDone(t, generation));
+            let generation = self.world.th(t).generation;
+            self.world
+                .schedule(self.world.now, super::EventKind::StepDone(t, generation));
         }
     }
 
     /// Claims the next chunk for replica `r`; false when the loop is exhausted.
     fn claim_replica_chunk(&mut self, r: u32) -> bool {
-        let lp = self.core.replicas[r as usize].lp as usize;
-        let kind = self.core.loops[lp].kind;
+        let lp = self.world.replicas[r as usize].lp as usize;
+        let kind = self.world.loops[lp].kind;
         match kind {
             LoopKind::For => {
-                let n = self.core.loops[lp].ranges.len();
-                let start = self.core.replicas[r as usize].range;
+                let n = self.world.loops[lp].ranges.len();
+                let start = self.world.replicas[r as usize].range;
                 for k in 0..n {
                     let idx = (start + k) % n;
-                    let (next, end) = self.core.loops[lp].ranges[idx];
+                    let (next, end) = self.world.loops[lp].ranges[idx];
                     if next < end {
-                        let rep = &mut self.core.replicas[r as usize];
+                        let rep = &mut self.world.replicas[r as usize];
                         if idx != rep.range {
                             rep.range = idx;
                             rep.step = 1;
@@ -556,18 +558,18 @@ impl<S: TraceSink> Engine<'_, S> {
                         let take = rep.step.min(end - next);
                         rep.step = (rep.step * 2).min(FOR_MAX_STEP);
                         rep.chunk = (next, next + take);
-                        self.core.loops[lp].ranges[idx].0 = next + take;
+                        self.world.loops[lp].ranges[idx].0 = next + take;
                         return true;
                     }
                 }
                 false
             }
             LoopKind::ForEach | LoopKind::InvokeReplicated => {
-                let l = &mut self.core.loops[lp];
+                let l = &mut self.world.loops[lp];
                 if l.next_index >= l.count {
                     return false;
                 }
-                let rep = &mut self.core.replicas[r as usize];
+                let rep = &mut self.world.replicas[r as usize];
                 let size = if kind == LoopKind::ForEach {
                     (1u64 << (rep.grabs / 3).min(7)).min(MAX_CHUNK)
                 } else {
@@ -584,7 +586,7 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn loop_has_work(&self, lp: usize) -> bool {
-        let l = &self.core.loops[lp];
+        let l = &self.world.loops[lp];
         match l.kind {
             LoopKind::For => l.ranges.iter().any(|(a, b)| a < b),
             _ => l.next_index < l.count,
@@ -593,83 +595,83 @@ impl<S: TraceSink> Engine<'_, S> {
 
     fn step_replica(&mut self, t: ThreadId, r: u32) -> Flow {
         let ri = r as usize;
-        let lp = self.core.replicas[ri].lp;
+        let lp = self.world.replicas[ri].lp;
         let l = lp as usize;
-        if !self.core.replicas[ri].started {
-            self.core.replicas[ri].started = true;
-            self.core.replicas[ri].slice_start = self.core.now;
-            if !self.core.loops[l].stop_replicating
-                && self.core.replicas[ri].remaining > 0
+        if !self.world.replicas[ri].started {
+            self.world.replicas[ri].started = true;
+            self.world.replicas[ri].slice_start = self.world.now;
+            if !self.world.loops[l].stop_replicating
+                && self.world.replicas[ri].remaining > 0
                 && self.loop_has_work(l)
             {
-                let remaining = self.core.replicas[ri].remaining - 1;
-                self.core.replicas[ri].remaining = 0;
+                let remaining = self.world.replicas[ri].remaining - 1;
+                self.world.replicas[ri].remaining = 0;
                 let next = self.new_replica(lp, false, remaining);
-                self.core.loops[l].outstanding += 1;
-                self.core.loops[l].pending_replicas.push(next);
-                let from = self.core.is_pool(t).then_some(t);
-                self.core.enqueue_from(from, Work::Replica(next));
+                self.world.loops[l].outstanding += 1;
+                self.world.loops[l].pending_replicas.push(next);
+                let from = self.world.is_pool(t).then_some(t);
+                self.world.enqueue_from(from, Work::Replica(next));
                 self.request_thread(RequestCause::Enqueue);
             }
         }
-        let (next, end) = self.core.replicas[ri].chunk;
-        let kind = self.core.loops[l].kind;
-        let elapsed = self.core.now.since(self.core.replicas[ri].slice_start);
-        let may_yield = !self.core.replicas[ri].root
+        let (next, end) = self.world.replicas[ri].chunk;
+        let kind = self.world.loops[l].kind;
+        let elapsed = self.world.now.since(self.world.replicas[ri].slice_start);
+        let may_yield = !self.world.replicas[ri].root
             && kind != LoopKind::InvokeReplicated
-            && elapsed >= self.core.replicas[ri].slice;
+            && elapsed >= self.world.replicas[ri].slice;
         // For yields between chunks, ForEach between elements.
         let yield_point = match kind {
             LoopKind::For => next >= end,
             _ => true,
         };
-        let started_any = self.core.replicas[ri].grabs > 0 || next > 0 || end > 0;
+        let started_any = self.world.replicas[ri].grabs > 0 || next > 0 || end > 0;
         if may_yield && yield_point && started_any && self.loop_has_work_or_chunk(l, ri) {
             // Yield: a new task continues this replica later.
-            self.core.replicas[ri].started = false;
-            let from = self.core.is_pool(t).then_some(t);
-            self.core.enqueue_from(from, Work::Replica(r));
+            self.world.replicas[ri].started = false;
+            let from = self.world.is_pool(t).then_some(t);
+            self.world.enqueue_from(from, Work::Replica(r));
             self.request_thread(RequestCause::Enqueue);
             return Flow::Done;
         }
         if next < end {
-            self.core.replicas[ri].chunk.0 = next + 1;
-            let item = self.core.loops[l].first_item + next as ItemId;
+            self.world.replicas[ri].chunk.0 = next + 1;
+            let item = self.world.loops[l].first_item + next as ItemId;
             return Flow::Push(Frame::Item(item));
         }
         if self.claim_replica_chunk(r) {
-            let (next, _) = self.core.replicas[ri].chunk;
-            self.core.replicas[ri].chunk.0 = next + 1;
-            let item = self.core.loops[l].first_item + next as ItemId;
+            let (next, _) = self.world.replicas[ri].chunk;
+            self.world.replicas[ri].chunk.0 = next + 1;
+            let item = self.world.loops[l].first_item + next as ItemId;
             return Flow::Push(Frame::Item(item));
         }
         // Finished without yielding: no more replicas.
-        self.core.loops[l].stop_replicating = true;
-        if !self.core.replicas[ri].root {
-            self.core.loops[l].outstanding -= 1;
-            self.core.loops[l].pending_replicas.retain(|&x| x != r);
+        self.world.loops[l].stop_replicating = true;
+        if !self.world.replicas[ri].root {
+            self.world.loops[l].outstanding -= 1;
+            self.world.loops[l].pending_replicas.retain(|&x| x != r);
             self.check_release(lp);
         }
         Flow::Done
     }
 
     fn loop_has_work_or_chunk(&self, l: usize, ri: usize) -> bool {
-        let (next, end) = self.core.replicas[ri].chunk;
+        let (next, end) = self.world.replicas[ri].chunk;
         next < end || self.loop_has_work(l)
     }
 
     fn step_partition(&mut self, _t: ThreadId, p: u32) -> Flow {
         let pi = p as usize;
-        let lp = self.core.partitions[pi].lp;
+        let lp = self.world.partitions[pi].lp;
         let l = lp as usize;
-        let (next, end) = self.core.partitions[pi].chunk;
+        let (next, end) = self.world.partitions[pi].chunk;
         if next < end {
-            self.core.partitions[pi].chunk.0 = next + 1;
-            return Flow::Push(Frame::Item(self.core.loops[l].first_item + next as ItemId));
+            self.world.partitions[pi].chunk.0 = next + 1;
+            return Flow::Push(Frame::Item(self.world.loops[l].first_item + next as ItemId));
         }
-        let lpr = &mut self.core.loops[l];
+        let lpr = &mut self.world.loops[l];
         if lpr.next_index < lpr.count {
-            let part = &mut self.core.partitions[pi];
+            let part = &mut self.world.partitions[pi];
             // Each chunk size is used for 8 chunks, then doubled.
             let size = (1u64 << (part.grabs / 8).min(7)).min(MAX_CHUNK);
             part.grabs += 1;
@@ -679,43 +681,43 @@ impl<S: TraceSink> Engine<'_, S> {
             lpr.next_index += take;
             return Flow::Push(Frame::Item(item));
         }
-        self.core.loops[l].outstanding -= 1;
+        self.world.loops[l].outstanding -= 1;
         self.check_release(lp);
         Flow::Done
     }
 
     fn spawn_async_worker(&mut self, lp: u32) {
-        let w = self.core.async_workers.len() as u32;
-        self.core.async_workers.push(AsyncWorker {
+        let w = self.world.async_workers.len() as u32;
+        self.world.async_workers.push(AsyncWorker {
             lp,
             took_first: false,
         });
-        let l = &mut self.core.loops[lp as usize];
+        let l = &mut self.world.loops[lp as usize];
         l.outstanding += 1;
         l.workers_started += 1;
-        self.core.enqueue_global(Work::AsyncWorker(w));
+        self.world.enqueue_global(Work::AsyncWorker(w));
         self.request_thread(RequestCause::Enqueue);
     }
 
     fn step_async_worker(&mut self, _t: ThreadId, w: u32) -> Flow {
-        let lp = self.core.async_workers[w as usize].lp;
+        let lp = self.world.async_workers[w as usize].lp;
         let l = lp as usize;
-        if self.core.loops[l].next_index >= self.core.loops[l].count {
-            self.core.loops[l].outstanding -= 1;
+        if self.world.loops[l].next_index >= self.world.loops[l].count {
+            self.world.loops[l].outstanding -= 1;
             self.check_release(lp);
             return Flow::Done;
         }
-        let index = self.core.loops[l].next_index;
-        self.core.loops[l].next_index += 1;
-        if !self.core.async_workers[w as usize].took_first {
-            self.core.async_workers[w as usize].took_first = true;
-            let lpr = &self.core.loops[l];
+        let index = self.world.loops[l].next_index;
+        self.world.loops[l].next_index += 1;
+        if !self.world.async_workers[w as usize].took_first {
+            self.world.async_workers[w as usize].took_first = true;
+            let lpr = &self.world.loops[l];
             if lpr.workers_started < lpr.degree && lpr.next_index < lpr.count {
                 self.spawn_async_worker(lp);
             }
         }
-        let item = self.core.loops[l].first_item + index as ItemId;
-        self.core.item_owner[item as usize] = Owner::AsyncWorker(w);
+        let item = self.world.loops[l].first_item + index as ItemId;
+        self.world.item_owner[item as usize] = Owner::AsyncWorker(w);
         Flow::Push(Frame::Item(item))
     }
 
@@ -724,20 +726,20 @@ impl<S: TraceSink> Engine<'_, S> {
     /// A task (or continuation) enters pair `p`'s queue; a processing item
     /// is started if fewer than the limit are active.
     pub(super) fn pair_push(&mut self, p: u32, work: Work, from: Option<ThreadId>) {
-        if self.core.pairs[p as usize].push(work) {
-            self.core.enqueue_from(from, Work::PairProcessor(p));
+        if self.world.pairs[p as usize].push(work) {
+            self.world.enqueue_from(from, Work::PairProcessor(p));
             self.request_thread(RequestCause::Enqueue);
         }
     }
 
     fn step_pair(&mut self, t: ThreadId, p: u32) -> Flow {
-        match self.core.pairs[p as usize].pop() {
+        match self.world.pairs[p as usize].pop() {
             Some(Work::Item(item)) => Flow::Push(Frame::Item(item)),
             Some(Work::Continuation(cont)) => {
-                let frames = self.core.continuations[cont as usize]
+                let frames = self.world.continuations[cont as usize]
                     .take()
                     .unwrap_or_default();
-                let th = self.core.th(t);
+                let th = self.world.th(t);
                 let Some((&top, rest)) = frames.split_last() else {
                     return Flow::Suspended;
                 };
@@ -745,29 +747,29 @@ impl<S: TraceSink> Engine<'_, S> {
                 Flow::Push(top)
             }
             Some(_) | None => {
-                self.core.pairs[p as usize].processor_done();
+                self.world.pairs[p as usize].processor_done();
                 Flow::Done
             }
         }
     }
 
     fn step_submitter(&mut self, t: ThreadId, g: u32) -> Flow {
-        let group = &self.core.scenario.groups[g as usize];
+        let group = &self.world.scenario.groups[g as usize];
         if group.submit.one_call() {
-            if self.core.groups[g as usize].call.is_some() {
+            if self.world.groups[g as usize].call.is_some() {
                 return Flow::Done;
             }
             let lp = self.start_call(g);
             return Flow::Push(Frame::Caller(lp));
         }
-        self.core.phase(t, Phase::Internal, None);
+        self.world.phase(t, Phase::Internal, None);
         match self.submit_due(g, Some(t)) {
             None => Flow::Done,
             Some(next) => {
-                let th = self.core.th(t);
+                let th = self.world.th(t);
                 th.activity = Activity::SubmitterPause;
                 let generation = th.generation;
-                self.core
+                self.world
                     .schedule(next, super::EventKind::StepDone(t, generation));
                 Flow::Pending
             }
