@@ -30,6 +30,7 @@
 //! assert!(summary.makespan_ms > 7000.0 && summary.makespan_ms < 8200.0);
 //! ```
 
+pub mod account;
 pub mod coordination;
 pub mod counters;
 pub mod diagnostics;

@@ -283,6 +283,12 @@ pub fn save_runs(
         let path = dir.join(format!("{}-{}.txt", runtime.name(), k + 1));
         output::write_atomic(&path, measured::write(m).as_bytes())?;
         paths.push(path);
+        // The runtime's own event trace of the run, beside it.
+        if let Some(bytes) = &m.events_file {
+            let events = dir.join(format!("{}-{}.nettrace", runtime.name(), k + 1));
+            output::write_atomic(&events, bytes)?;
+            paths.push(events);
+        }
     }
     Ok(paths)
 }

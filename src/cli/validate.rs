@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use poolsim::account::{self, Account, AdjustmentReport};
 use poolsim::engine::{self, SimOptions};
 use poolsim::measure;
 use poolsim::measure::measured::Measured;
@@ -186,6 +187,18 @@ pub fn run(args: ValidateArgs) -> i32 {
         runtime.name(),
         &Tolerances::default(),
     );
+    // The runtime's own account (its goal changes and their reasons), where
+    // the runs recorded one, against the model's.
+    let accounts: Vec<(Account, f64)> = runs
+        .iter()
+        .zip(&report.repetitions)
+        .filter_map(|(m, c)| m.account.clone().map(|a| (a, c.makespan_measured_ms)))
+        .collect();
+    let adjustments = account::compare(
+        &Account::from_model(&log.events),
+        &accounts,
+        validate::adjustment_tolerances(&report),
+    );
     if let Some(path) = &args.png {
         let mut panels = vec![(
             format!("model: {}", policy.name),
@@ -229,15 +242,22 @@ pub fn run(args: ValidateArgs) -> i32 {
                 serde_json::to_value(d).unwrap_or_default(),
             );
         }
+        if let (Some(a), Some(obj)) = (&adjustments, value.as_object_mut()) {
+            obj.insert(
+                "adjustments".into(),
+                serde_json::to_value(a).unwrap_or_default(),
+            );
+        }
         println!("{value}");
     } else {
-        print_report(&report, &runs);
+        print_report(&report, &runs, adjustments.as_ref(), runtime.name());
         if let Some(d) = &dist {
             println!();
             print_distribution(d);
         }
     }
-    let pass = dist.as_ref().map_or(report.pass, |d| d.pass);
+    let pass = dist.as_ref().map_or(report.pass, |d| d.pass)
+        && adjustments.as_ref().is_none_or(|a| a.pass);
     if pass { 0 } else { EXIT_FAIL }
 }
 
@@ -302,7 +322,51 @@ pub fn print_distribution(d: &DistributionReport) {
     println!("{}", if d.pass { "PASS" } else { "FAIL" });
 }
 
-fn print_report(r: &Report, runs: &[Measured]) {
+/// The adjustment checks: the runtime's reasons beside the model's.
+fn print_adjustments(a: &AdjustmentReport, runtime: &str) {
+    println!();
+    println!(
+        "adjustments (ThreadPoolWorkerThreadAdjustmentAdjustment, from t0; {} of the {runtime} runs \
+         carry the runtime's EventPipe account)",
+        a.runs
+    );
+    println!("{:<22} {:>5} {:>6}  measured", "reason", "code", "model");
+    for c in &a.reasons {
+        let real: Vec<String> = c.measured.iter().map(|n| n.to_string()).collect();
+        println!(
+            "{:<22} {:>5} {:>6}  {}",
+            c.reason.name(),
+            c.code,
+            c.model,
+            real.join(" ")
+        );
+    }
+    if a.reasons.is_empty() {
+        println!("(no adjustment in the model or in the runs)");
+    }
+    println!(
+        "{:<24} {:>12} {:>12}  result",
+        "adjustment check", "value", "tolerance"
+    );
+    for c in &a.checks {
+        println!(
+            "{:<24} {:>9.1} {:<3} {:>8.1} {:<3}  {}",
+            c.metric,
+            c.value,
+            c.unit,
+            c.tolerance,
+            c.unit,
+            if c.pass { "pass" } else { "FAIL" }
+        );
+    }
+}
+
+fn print_report(
+    r: &Report,
+    runs: &[Measured],
+    adjustments: Option<&AdjustmentReport>,
+    runtime: &str,
+) {
     println!(
         "scenario  {}\nmodel     {}\nmeasured  {} ({}), {} run(s)",
         r.scenario,
@@ -360,5 +424,9 @@ fn print_report(r: &Report, runs: &[Measured]) {
         "start error p95 (median): {:.1} ms (reported, not checked)",
         validate::start_p95(r)
     );
-    println!("{}", if r.pass { "PASS" } else { "FAIL" });
+    if let Some(a) = adjustments {
+        print_adjustments(a, runtime);
+    }
+    let pass = r.pass && adjustments.is_none_or(|a| a.pass);
+    println!("{}", if pass { "PASS" } else { "FAIL" });
 }

@@ -7,6 +7,15 @@
 //! starts the runtime in its own process group under a wall-clock watchdog,
 //! and reads its measured trace back. A run that passes its limit, or a
 //! Ctrl-C, kills the whole process group: nothing is left behind.
+//!
+//! A .NET 8 run also records the runtime's own account of its pool: the
+//! runtime writes an EventPipe trace of the thread-pool events itself, from
+//! environment variables alone ([`EVENT_PIPE_CONFIG`]), and the run's
+//! [`Measured::account`] holds its goal changes with their reasons on the
+//! run's time axis. .NET Core 3.1.23 crashes (SIGSEGV in
+//! `EventPipeFile::EventPipeFile`, before `Main`) with any EventPipe file
+//! session (`tests/fixtures/nettrace/README.md`), so its runs record none;
+//! Mono has no EventPipe.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,6 +29,12 @@ use crate::scenario::Scenario;
 
 /// The harness source, compiled on first use.
 pub const HARNESS_SOURCE: &str = include_str!("harness.cs");
+
+/// The EventPipe session of a .NET 8 run: the runtime provider's threading
+/// keyword (0x10000) at level 4 (Informational: worker thread start/stop,
+/// `ThreadPoolWorkerThreadAdjustmentAdjustment`, min/max threads; not the
+/// verbose per-item enqueue/dequeue events, which would slow every item).
+pub const EVENT_PIPE_CONFIG: &str = "Microsoft-Windows-DotNETRuntime:0x10000:4";
 
 /// The script that installs the runtimes, named in every "missing" message.
 pub const INSTALL_HINT: &str = "scripts/install-runtimes.sh";
@@ -296,7 +311,9 @@ pub fn run(
     std::fs::create_dir_all(&work).map_err(|e| MeasureError::io(&work, e))?;
     let plan_path = work.join("plan.txt");
     let out_path = work.join("measured.txt");
+    let events_path = work.join("events.nettrace");
     let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&events_path);
     std::fs::write(&plan_path, &plan).map_err(|e| MeasureError::io(&plan_path, e))?;
 
     let mut cmd = match &cpu_list {
@@ -333,6 +350,12 @@ pub fn run(
                 .arg(harness.join("harness.dll"));
             if let Some(n) = processor_count {
                 cmd.env("DOTNET_PROCESSOR_COUNT", n.to_string());
+            }
+            if rt == Runtime::Net8 {
+                cmd.env("DOTNET_EnableEventPipe", "1")
+                    .env("DOTNET_EventPipeOutputPath", &events_path)
+                    .env("DOTNET_EventPipeConfig", EVENT_PIPE_CONFIG)
+                    .env("DOTNET_EventPipeRundown", "0");
             }
         }
         Runtime::Native => unreachable!("the native pool does not run a plan"),
@@ -382,8 +405,29 @@ pub fn run(
         runtime: rt.name().into(),
         code: Some(0),
         stderr: e.to_string(),
+    })
+    .map(|mut m| {
+        if let Ok(bytes) = std::fs::read(&events_path) {
+            attach_events(&mut m, bytes);
+        }
+        m
     });
     finish(parsed)
+}
+
+/// Keeps a run's EventPipe trace and reads the runtime's account from it
+/// (on the run's time axis when the run has a `clock`). An unreadable
+/// trace is kept and said on stderr; the run itself stands.
+pub fn attach_events(m: &mut Measured, bytes: Vec<u8>) {
+    match crate::nettrace::PoolTimeline::read(&bytes[..]) {
+        Ok(timeline) => {
+            m.account = m
+                .clock
+                .map(|clock| crate::account::Account::from_timeline(&timeline, clock));
+        }
+        Err(e) => eprintln!("note: the runtime's event trace could not be read: {e}"),
+    }
+    m.events_file = Some(bytes);
 }
 
 static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

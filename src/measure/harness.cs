@@ -1061,6 +1061,10 @@ namespace PoolsimHarness
             sb.Append("processors ").Append(Environment.ProcessorCount.ToString(ic)).Append('\n');
             sb.Append("threads_source ").Append(osTasks ? "os-tasks" : "pool-counter").Append('\n');
             sb.Append("calibration_iterations_per_ms ").Append(ipm.ToString(ic)).Append('\n');
+            // t0 on the Stopwatch clock, which is the QPC clock an EventPipe
+            // trace stamps its events with: it puts the runtime's own events
+            // on the run's time axis.
+            sb.Append("clock ").Append(t0Ticks.ToString(ic)).Append(' ').Append(Freq.ToString(ic)).Append('\n');
             foreach (Group g in groups)
             {
                 long callQ = Volatile.Read(ref g.CallQueuedUs);

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::account::{Account, RunClock};
 use crate::time::SimTime;
 use crate::trace::{CountSample, ItemRecord, ProbeRecord, ThreadReason, ThreadRecord, Trace};
 
@@ -24,6 +25,14 @@ pub struct Measured {
     pub header: Vec<String>,
     /// False when the run was cut short (no `end` line).
     pub complete: bool,
+    /// Where t0 lies on the runtime's event clock (`clock` record; .NET
+    /// harness runs from this version on).
+    pub clock: Option<RunClock>,
+    /// The runtime's own account of its goal changes, from the EventPipe
+    /// trace of the run (.NET 8 runs), on the run's time axis.
+    pub account: Option<Account>,
+    /// That trace's bytes (`.nettrace`), kept to save beside the recording.
+    pub events_file: Option<Vec<u8>>,
 }
 
 impl Measured {
@@ -75,6 +84,7 @@ pub fn parse(
     let mut probes = Vec::new();
     let mut samples: Vec<(u64, u32)> = Vec::new();
     let mut end = None;
+    let mut clock = None;
     let mut seen_magic = false;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
@@ -115,6 +125,28 @@ pub fn parse(
             }
             "threads_source" => threads_source = rest.trim().to_string(),
             "calibration_iterations_per_ms" => {}
+            "clock" => {
+                let v: Vec<i64> = rest
+                    .split_whitespace()
+                    .map(|t| {
+                        t.parse::<i64>()
+                            .map_err(|_| err(format!("`{t}` is not a whole number")))
+                    })
+                    .collect::<Result<_, _>>()?;
+                match v[..] {
+                    [t0_ticks, frequency] if frequency > 0 => {
+                        clock = Some(RunClock {
+                            t0_ticks,
+                            frequency,
+                        })
+                    }
+                    _ => {
+                        return Err(err(
+                            "a clock has t0 in ticks and a positive tick frequency".into()
+                        ));
+                    }
+                }
+            }
             "item" => {
                 let v = nums()?;
                 if v.len() != 6 {
@@ -225,6 +257,9 @@ pub fn parse(
         threads_source,
         header,
         complete: end.is_some(),
+        clock,
+        account: None,
+        events_file: None,
     })
 }
 
@@ -242,6 +277,9 @@ pub fn write(m: &Measured) -> String {
     let _ = writeln!(out, "runtime {}", m.runtime_version);
     let _ = writeln!(out, "processors {}", m.processors);
     let _ = writeln!(out, "threads_source {}", m.threads_source);
+    if let Some(c) = m.clock {
+        let _ = writeln!(out, "clock {} {}", c.t0_ticks, c.frequency);
+    }
     let t = &m.trace;
     let mut index_in_group = vec![0u64; t.groups.len()];
     for item in &t.items {
@@ -304,6 +342,34 @@ mod tests {
         let again = parse(&write(&m), &["g".into()], "s", "mono", 1, 2).unwrap();
         assert_eq!(again.trace, m.trace);
         assert_eq!(again.header, m.header);
+    }
+
+    #[test]
+    fn the_clock_record_round_trips_and_is_checked() {
+        let text = TEXT.replace(
+            "calibration_iterations_per_ms 1000\n",
+            "calibration_iterations_per_ms 1000\nclock 81234567890123 1000000000\n",
+        );
+        let m = parse(&text, &["g".into()], "s", "net8", 1, 2).unwrap();
+        let clock = Some(RunClock {
+            t0_ticks: 81_234_567_890_123,
+            frequency: 1_000_000_000,
+        });
+        assert_eq!(m.clock, clock);
+        let again = parse(&write(&m), &["g".into()], "s", "net8", 1, 2).unwrap();
+        assert_eq!(again.clock, clock);
+        assert_eq!(
+            parse(TEXT, &["g".into()], "s", "mono", 1, 2).unwrap().clock,
+            None
+        );
+        for bad in ["clock 5", "clock 5 0", "clock x 1000"] {
+            let text = TEXT.replace("end 2600", bad);
+            let e = parse(&text, &["g".into()], "s", "net8", 1, 2).unwrap_err();
+            assert!(
+                e.message.contains("clock") || e.message.contains("whole number"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -152,6 +152,9 @@ pub fn measure_once(
                 threads_source: "native".into(),
                 header: Vec::new(),
                 complete: true,
+                clock: None,
+                account: None,
+                events_file: None,
             })
         }
         rt => clr::run(
@@ -168,7 +171,6 @@ pub fn measure_once(
     }
 }
 
-/// Reads the recorded runs of `runtime` in `dir`, in file-name order.
 /// `scenario` as `runs` ran it: tiered compilation off when every run
 /// says it had it off (their `# settings:` header), else as the scenario
 /// says.
@@ -180,6 +182,9 @@ pub fn as_recorded(scenario: &Scenario, runs: &[Measured]) -> Scenario {
     s
 }
 
+/// Reads the recorded runs of `runtime` in `dir`, in file-name order.
+/// A run's EventPipe trace, when it was recorded, is the `.nettrace` file
+/// of the same name beside it (`net8-1.nettrace`).
 pub fn read_recorded(
     dir: &Path,
     runtime: Runtime,
@@ -210,7 +215,7 @@ pub fn read_recorded(
         .map(|f| {
             let text =
                 std::fs::read_to_string(f).map_err(|e| format!("error: {}: {e}", f.display()))?;
-            measured::parse(
+            let mut m = measured::parse(
                 &text,
                 &groups,
                 &scenario.name,
@@ -218,7 +223,12 @@ pub fn read_recorded(
                 scenario.seed,
                 scenario.machine.cores,
             )
-            .map_err(|e| format!("error: {}: {e}", f.display()))
+            .map_err(|e| format!("error: {}: {e}", f.display()))?;
+            // The runtime's event trace of the same run, when it was kept.
+            if let Ok(bytes) = std::fs::read(f.with_extension("nettrace")) {
+                clr::attach_events(&mut m, bytes);
+            }
+            Ok(m)
         })
         .collect()
 }

@@ -246,6 +246,26 @@ pub fn validate(sim: &Trace, measured: &[Trace], runtime: &str, tol: &Tolerances
     }
 }
 
+/// The tolerances of the adjustment checks ([`crate::account::compare`]),
+/// taken from the timing checks of `report`: injection times within the
+/// start-offset tolerance, the goal curve within the threads-curve one,
+/// counts within 1 or 20 % of the measured count.
+pub fn adjustment_tolerances(report: &Report) -> crate::account::AdjustmentTolerances {
+    let tol = |metric: &str| {
+        report
+            .checks
+            .iter()
+            .find(|c| c.metric == metric)
+            .map_or(0.0, |c| c.tolerance)
+    };
+    crate::account::AdjustmentTolerances {
+        count_floor: 1.0,
+        count_share: 0.20,
+        offset_tol_ms: tol("start error mean"),
+        curve_tol: tol("threads curve distance"),
+    }
+}
+
 /// The p95 of the start errors, median over repetitions (reported, not checked).
 pub fn start_p95(report: &Report) -> f64 {
     median(
