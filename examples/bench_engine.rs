@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use poolsim::engine::{SimOptions, simulate};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;
 

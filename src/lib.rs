@@ -8,7 +8,7 @@
 //! ```
 //! // What this shows: parse a scenario, run it under the classic .NET pool,
 //! // and read the summary.
-//! use poolsim::{engine, metrics, policy, scenario, trace};
+//! use poolsim::{engine, metrics, policy_file, scenario, trace};
 //!
 //! let text = r#"
 //!     name = "10 sleepers on 4 cores"
@@ -22,7 +22,7 @@
 //!     body = [ { sleep_ms = 4000 } ]
 //! "#;
 //! let scenario = scenario::load::parse_scenario(text, "doc.toml").unwrap();
-//! let policy = policy::file::resolve_policy(&scenario.pool.policy).unwrap();
+//! let policy = policy_file::resolve_policy(&scenario.pool.policy).unwrap();
 //! let run = engine::simulate(&scenario, &policy, &mut trace::NullSink, &Default::default());
 //! let summary = metrics::summarize(&run.trace);
 //! // 4 threads at once, then the gate thread adds one about every second.
@@ -42,6 +42,7 @@ pub mod metrics;
 pub mod nettrace;
 pub mod output;
 pub mod policy;
+pub mod policy_file;
 pub mod pool;
 pub mod render;
 pub mod reproduce;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::coordination;
 use crate::engine::{self, SimOptions};
 use crate::metrics;
-use crate::policy::file::resolve_policy;
+use crate::policy_file::resolve_policy;
 use crate::scenario::load::parse_scenario;
 use crate::scenario::{Scenario, Submit};
 use crate::time::SimTime;

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use poolsim::engine::SimOptions;
-//! use poolsim::policy::file::resolve_policy;
+//! use poolsim::policy_file::resolve_policy;
 //! use poolsim::scenario::load::parse_scenario;
 //! use poolsim::spread::spread;
 //!

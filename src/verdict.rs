@@ -26,7 +26,8 @@ use serde::Serialize;
 
 use crate::engine::{self, SimOptions};
 use crate::metrics::{self, Summary};
-use crate::policy::{ModelKind, PolicyConfig, file::resolve_policy};
+use crate::policy::{ModelKind, PolicyConfig};
+use crate::policy_file::resolve_policy;
 use crate::scenario::{Scenario, Step};
 use crate::trace::{NullSink, ThreadReason, Trace};
 

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use poolsim::engine::{Outcome, SimOptions, simulate};
 use poolsim::policy::config::PolicyConfig;
-use poolsim::policy::file::{parse_policy, resolve_policy_for_scenario};
+use poolsim::policy_file::{parse_policy, resolve_policy_for_scenario};
 use poolsim::scenario::load::parse_scenario;
 use poolsim::scenario::model::Scenario;
 use poolsim::time::SimDuration;

@@ -7,7 +7,7 @@ use clap::Args;
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Spread};

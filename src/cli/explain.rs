@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use poolsim::explain::explain_scenario;
-use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
+use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::scenario::load::load_scenario;
 
 use super::{EXIT_INPUT, chart_window};

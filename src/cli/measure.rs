@@ -12,7 +12,7 @@ use poolsim::measure::{self, MeasureError, MeasureOptions, Runtime, clr};
 use poolsim::metrics;
 use poolsim::output;
 use poolsim::policy::PolicyConfig;
-use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
+use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;

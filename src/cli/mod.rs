@@ -78,7 +78,7 @@ enum Command {
 /// The name to show for a policy: the one the user gave when it names a
 /// built-in (an alias like `net5` stays `net5`), else the file's own name.
 pub fn shown_policy_name(given: &str, policy: &poolsim::policy::PolicyConfig) -> String {
-    let builtin = poolsim::policy::file::builtin_policies()
+    let builtin = poolsim::policy_file::builtin_policies()
         .iter()
         .any(|p| p.name == given || p.aliases.iter().any(|a| a == given));
     if builtin {
@@ -146,7 +146,7 @@ pub fn main() -> i32 {
         Command::Measure(args) => measure::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Policies => {
-            let policies = poolsim::policy::file::builtin_policies();
+            let policies = poolsim::policy_file::builtin_policies();
             let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);
             for p in policies {
                 let aliases = if p.aliases.is_empty() {

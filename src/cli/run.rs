@@ -9,7 +9,7 @@ use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::output::human_ms;
-use poolsim::policy::file::{resolve_policy, resolve_policy_for_scenario_file};
+use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::chrome::chrome_trace_json;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;

@@ -10,7 +10,7 @@ use poolsim::engine::SimOptions;
 use poolsim::generate::{self, Generated};
 use poolsim::measure::{self, Runtime};
 use poolsim::output::human_ms;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread;
 use poolsim::validate::distribution::{

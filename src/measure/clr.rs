@@ -501,7 +501,7 @@ mod tests {
             "t.toml",
         )
         .unwrap();
-        let p = crate::policy::file::resolve_policy("net8").unwrap();
+        let p = crate::policy_file::resolve_policy("net8").unwrap();
         let rc = runtime_config(Runtime::Net8, &s, Some(&p), false);
         let v: serde_json::Value = serde_json::from_str(&rc).unwrap();
         let props = &v["runtimeOptions"]["configProperties"];

@@ -167,7 +167,7 @@ mod tests {
             "t.toml",
         )
         .unwrap();
-        let p = crate::policy::file::resolve_policy("net-classic-throttled").unwrap();
+        let p = crate::policy_file::resolve_policy("net-classic-throttled").unwrap();
         let text = plan_text(&s, Some(&p), 1000, 10_000).unwrap();
         assert!(
             text.contains("throttle=concurrent-exclusive limit=4"),

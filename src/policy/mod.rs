@@ -1,7 +1,7 @@
 //! Pool policies: the decisions a thread pool makes (when to add a thread,
 //! what the thread goal is), behind one small trait the engine calls at its
 //! decision points. One module per model; constants come from policy files
-//! (`policies/*.toml`, see [`config`] and [`file`]).
+//! (`policies/*.toml`, validated into [`config`] by [`crate::policy_file`]).
 //!
 //! The engine owns the mechanics every pool shares (queues, thread states,
 //! the thread-request count of the managed work queue, timers) and asks the
@@ -10,7 +10,6 @@
 pub mod classic;
 pub mod config;
 pub mod dedicated;
-pub mod file;
 pub mod gate;
 pub mod hill_climbing;
 pub mod mono;

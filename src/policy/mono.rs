@@ -42,7 +42,7 @@
 //! sample, a worker parked, a thread created on demand) is recorded with its
 //! inputs through [`PoolControl::decision`] before it acts.
 
-use crate::policy::config::PolicyConfig;
+use crate::policy::config::{HillClimbingConfig, PolicyConfig};
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PoolControl, RequestCause, move_goal, thread_limits};
@@ -70,11 +70,9 @@ struct Heuristic {
 }
 
 impl Heuristic {
-    fn new(config: &PolicyConfig, scenario: &Scenario) -> Self {
-        let hc = &config.hill_climbing;
+    fn new(hc: &HillClimbingConfig, seed: u64) -> Self {
         Heuristic {
-            climber: HillClimbing::new(hc, rng::stream_seed(scenario.seed, "hill-climbing"))
-                .mono_port(),
+            climber: HillClimbing::new(hc, rng::stream_seed(seed, "hill-climbing")).mono_port(),
             enabled: hc.enabled,
             completions: 0,
             sample_start_ms: 0,
@@ -155,7 +153,7 @@ impl Mono {
             goal: initial.min(max),
             last_completion: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
-            hill_climbing: Heuristic::new(config, scenario),
+            hill_climbing: Heuristic::new(&config.hill_climbing, scenario.seed),
             max_creations_per_second: config
                 .mono
                 .as_ref()
@@ -322,8 +320,29 @@ impl Policy for Mono {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::file::resolve_policy;
     use crate::scenario::load::parse_scenario;
+
+    /// `[hill_climbing]` of `policies/mono.toml` (CoreCLR's constants),
+    /// written out: the policy files are loaded above this layer
+    /// (`crate::policy_file`).
+    fn mono_hill_climbing() -> HillClimbingConfig {
+        HillClimbingConfig {
+            enabled: true,
+            wave_period: 4,
+            max_wave_magnitude: 20,
+            wave_magnitude_multiplier: 1.0,
+            wave_history_size: 8,
+            bias: 0.15,
+            max_change_per_second: 4.0,
+            max_change_per_sample: 20.0,
+            max_sample_error: 0.15,
+            sample_interval_low_ms: 10,
+            sample_interval_high_ms: 200,
+            error_smoothing_factor: 0.01,
+            target_signal_to_noise_ratio: 3.0,
+            gain_exponent: 2.0,
+        }
+    }
 
     fn heuristic() -> Heuristic {
         let scenario = parse_scenario(
@@ -331,7 +350,7 @@ mod tests {
             "h.toml",
         )
         .unwrap();
-        Heuristic::new(&resolve_policy("mono").unwrap(), &scenario)
+        Heuristic::new(&mono_hill_climbing(), scenario.seed)
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! Every problem is reported, not just the first, each with file, line,
 //! column and TOML path (`group[1].body[0].sleep_ms`). The policy named in
-//! `[pool]` is not resolved here (see [`crate::policy::file::resolve_policy`]).
+//! `[pool]` is not resolved here (see [`crate::policy_file::resolve_policy`]).
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use toml::{Table, Value as TomlValue};
 
-use crate::policy::file::{BUILTIN, resolve_policy};
+use crate::policy_file::{BUILTIN, resolve_policy};
 
 /// Which document a key edits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

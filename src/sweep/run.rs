@@ -18,7 +18,7 @@ use crate::diagnostics::LoadError;
 use crate::engine::{self, SimOptions};
 use crate::metrics;
 use crate::policy::PolicyConfig;
-use crate::policy::file::parse_policy;
+use crate::policy_file::parse_policy;
 use crate::scenario::Scenario;
 use crate::scenario::load::parse_scenario;
 use crate::sweep::apply::{self, DocName, KeyPath, PolicySource, Target};

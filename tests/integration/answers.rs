@@ -4,7 +4,7 @@
 use poolsim::counters::{counters_csv, samples};
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics::{self, time_starved};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::trace::{EventLog, NullSink};
 use poolsim::verdict::starvation_verdict;

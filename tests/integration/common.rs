@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use poolsim::engine::{self, RunResult, SimOptions};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use poolsim::diagnostics::LoadError;
-use poolsim::policy::file::{resolve_policy_for_scenario, resolve_policy_for_scenario_file};
+use poolsim::policy_file::{resolve_policy_for_scenario, resolve_policy_for_scenario_file};
 use poolsim::scenario::load::load_scenario;
 
 fn corpus_dir() -> PathBuf {

@@ -2,7 +2,7 @@
 //! time limit.
 
 use poolsim::engine::{self, Outcome, SimOptions};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::trace::NullSink;
 

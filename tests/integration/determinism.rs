@@ -4,7 +4,7 @@
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics::summarize;
 use poolsim::output::items_csv;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::Scenario;
 use poolsim::trace::EventLog;
 

@@ -3,7 +3,7 @@
 
 use poolsim::engine::{self, SimOptions};
 use poolsim::explain::{ExplainLine, Explanation, explain_scenario};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::Scenario;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::time::SimTime;

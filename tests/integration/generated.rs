@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use poolsim::engine::SimOptions;
 use poolsim::generate::generate;
 use poolsim::measure::{self, Runtime};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread::spread_with_offsets;
 use poolsim::validate::distribution::{

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use poolsim::engine::{self, SimOptions};
 use poolsim::policy::config::ThrottleKind;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::{
     Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Step, Submit, Throttle,
 };

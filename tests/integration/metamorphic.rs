@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use poolsim::engine::{self, RunResult, SimOptions};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::time::SimTime;
 use poolsim::trace::NullSink;

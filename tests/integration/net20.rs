@@ -4,7 +4,7 @@
 
 use poolsim::engine::{self, RunResult, SimOptions};
 use poolsim::policy::config::{FirstTick, PolicyConfig};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::{Arrival, Scenario, Step};
 use poolsim::time::SimDuration;
 use poolsim::trace::{NullSink, ThreadReason};

@@ -3,7 +3,7 @@
 //! and the Chrome JSON has the phases, metadata and counters it promises.
 
 use poolsim::engine::{self, SimOptions};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::render::chrome::chrome_trace_json;
 use poolsim::render::{ChartOptions, RenderError, SegmentSource, Timeline, render_png, render_svg};
 use poolsim::scenario::load::parse_scenario;

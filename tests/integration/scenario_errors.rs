@@ -2,7 +2,7 @@
 //! names the file, the line, the TOML path and says what is wrong.
 
 use poolsim::diagnostics::LoadError;
-use poolsim::policy::file::{parse_policy, resolve_policy};
+use poolsim::policy_file::{parse_policy, resolve_policy};
 use poolsim::scenario::load::{load_scenario, parse_scenario};
 
 /// A valid scenario; each test breaks one line of it.
@@ -1163,7 +1163,7 @@ fn wrapper_cycle_names_the_chain() {
     )
     .unwrap();
     let a = dir.join("a.toml");
-    let e = poolsim::policy::file::load_policy(&a).unwrap_err();
+    let e = poolsim::policy_file::load_policy(&a).unwrap_err();
     let shown = e.to_string();
     let a_shown = a.display().to_string();
     let b_shown = dir.join("b.toml").display().to_string();
@@ -1187,7 +1187,7 @@ fn wrapper_cycle_names_the_chain() {
 
     // A policy naming itself.
     std::fs::write(dir.join("self.toml"), "base = \"self.toml\"\n").unwrap();
-    let e = poolsim::policy::file::load_policy(&dir.join("self.toml")).unwrap_err();
+    let e = poolsim::policy_file::load_policy(&dir.join("self.toml")).unwrap_err();
     assert!(
         e.message().starts_with("a policy cannot wrap itself"),
         "{e}"

@@ -1,7 +1,7 @@
 //! Submission shapes, throttles and phases behave as the TPL does.
 
 use poolsim::engine::{self, RunResult, SimOptions};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::time::SimTime;
 use poolsim::trace::{NullSink, ThreadReason};

@@ -3,7 +3,7 @@
 //! of their sources.
 
 use poolsim::engine::SimOptions;
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread::spread;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use poolsim::engine::{self, SimOptions};
 use poolsim::measure::{self, Runtime};
-use poolsim::policy::file::resolve_policy;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;
 use poolsim::validate::{self, Tolerances};

@@ -228,7 +228,7 @@ fn join_within(mut handles: Vec<JoinHandle<()>>, grace: Duration) {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-    use crate::policy::file::resolve_policy;
+    use crate::policy_file::resolve_policy;
     use crate::scenario::load::parse_scenario;
     use crate::time::SimTime;
     use crate::trace::ThreadReason;

@@ -1,0 +1,175 @@
+//! The policy file as written: serde structs mirroring the TOML.
+//!
+//! Stage one of loading a policy, as [`crate::scenario::raw`] is for a
+//! scenario. Every table refuses unknown keys (`deny_unknown_fields`), every
+//! key is optional here (a missing key or table is reported by
+//! [`super::build`]), and every value keeps its byte span ([`Spanned`]) for
+//! the messages. Numbers are the scenario's [`Number`]; a value that may be a
+//! number or a word is a [`NumberOrText`].
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use toml::Spanned;
+
+use crate::scenario::raw::Number;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a policy table")]
+pub(super) struct RawPolicy {
+    pub name: Option<Spanned<String>>,
+    pub aliases: Option<Spanned<Vec<Spanned<String>>>>,
+    pub model: Option<Spanned<String>>,
+    pub base: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub threads: Option<Spanned<RawThreads>>,
+    pub gate: Option<Spanned<RawGate>>,
+    pub hill_climbing: Option<Spanned<RawHillClimbing>>,
+    pub dispatch: Option<Spanned<RawDispatch>>,
+    pub timers: Option<Spanned<RawTimers>>,
+    pub blocking: Option<Spanned<RawBlocking>>,
+    pub mono: Option<Spanned<RawMono>>,
+    pub net20: Option<Spanned<RawNet20>>,
+    pub library: Option<Spanned<RawLibrary>>,
+    pub throttle: Option<Spanned<RawThrottle>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawLibrary {
+    pub range_is_list: Option<Spanned<bool>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawThreads {
+    pub min: Option<Spanned<NumberOrText>>,
+    pub max: Option<Spanned<NumberOrText>>,
+    pub start_ms: Option<Spanned<Number>>,
+    pub wake_us: Option<Spanned<Number>>,
+    pub idle_timeout_ms: Option<Spanned<Number>>,
+    pub dedicated_start_ms: Option<Spanned<Number>>,
+    pub honours_set_min_threads: Option<Spanned<bool>>,
+    pub spin_cpu_percent: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawGate {
+    pub period_ms: Option<Spanned<Number>>,
+    pub cpu_busy_percent: Option<Spanned<Number>>,
+    pub starvation_delay_ms: Option<Spanned<Number>>,
+    pub busy_delay_per_thread_ms: Option<Spanned<Number>>,
+    pub comparison: Option<Spanned<String>>,
+    pub first_tick_ms: Option<Spanned<NumberOrText>>,
+    pub first_tick_tiered_ms: Option<Spanned<NumberOrText>>,
+    pub tick_count_ms: Option<Spanned<NumberOrText>>,
+    pub drift_ms: Option<Spanned<Number>>,
+    pub idle_ticks_before_stop: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawHillClimbing {
+    pub enabled: Option<Spanned<bool>>,
+    pub wave_period: Option<Spanned<Number>>,
+    pub max_wave_magnitude: Option<Spanned<Number>>,
+    pub wave_magnitude_multiplier: Option<Spanned<Number>>,
+    pub wave_history_size: Option<Spanned<Number>>,
+    pub bias: Option<Spanned<Number>>,
+    pub max_change_per_second: Option<Spanned<Number>>,
+    pub max_change_per_sample: Option<Spanned<Number>>,
+    pub max_sample_error: Option<Spanned<Number>>,
+    pub sample_interval_low_ms: Option<Spanned<Number>>,
+    pub sample_interval_high_ms: Option<Spanned<Number>>,
+    pub error_smoothing_factor: Option<Spanned<Number>>,
+    pub target_signal_to_noise_ratio: Option<Spanned<Number>>,
+    pub gain_exponent: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawDispatch {
+    pub quantum_ms: Option<Spanned<Number>>,
+    pub max_outstanding_requests_per_core: Option<Spanned<Number>>,
+    pub requests: Option<Spanned<String>>,
+    pub leave_at_quantum: Option<Spanned<bool>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawTimers {
+    pub queues: Option<Spanned<NumberOrText>>,
+    pub dispatch: Option<Spanned<String>>,
+    pub queue_of: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawBlocking {
+    pub enabled: Option<Spanned<bool>>,
+    pub threads_to_add_without_delay_per_core: Option<Spanned<Number>>,
+    pub threads_per_delay_step_per_core: Option<Spanned<Number>>,
+    pub delay_step_ms: Option<Spanned<Number>>,
+    pub max_delay_ms: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawMono {
+    pub max_creations_per_second: Option<Spanned<Number>>,
+    pub inject_tries: Option<Spanned<Number>>,
+    pub threads_per_cpu: Option<Spanned<Number>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawNet20 {
+    pub creation_delay_ms: Option<Spanned<Number>>,
+    pub creation_delay_growth: Option<Spanned<Number>>,
+    pub sp1_start_delay_bug: Option<Spanned<bool>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawThrottle {
+    pub kind: Option<Spanned<String>>,
+    pub limit: Option<Spanned<NumberOrText>>,
+}
+
+/// A value that is a number or a word: `min`/`max`/`queues`/`limit`
+/// (`"cores"`, `"K*cores"`) and `first_tick_ms` (`"random"`).
+#[derive(Debug)]
+pub(super) enum NumberOrText {
+    Number(Number),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for NumberOrText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<NumberOrText, D::Error> {
+        struct NumberOrTextVisitor;
+        impl Visitor<'_> for NumberOrTextVisitor {
+            type Value = NumberOrText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<NumberOrText, E> {
+                Ok(NumberOrText::Number(Number::Integer(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumberOrText, E> {
+                Ok(NumberOrText::Number(match i64::try_from(v) {
+                    Ok(i) => Number::Integer(i),
+                    Err(_) => Number::Float(v as f64),
+                }))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumberOrText, E> {
+                Ok(NumberOrText::Number(Number::Float(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<NumberOrText, E> {
+                Ok(NumberOrText::Text(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(NumberOrTextVisitor)
+    }
+}
