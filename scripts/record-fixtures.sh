@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Records the validation suite on every runtime (3 repetitions each) into
-# tests/fixtures/validation/<scenario>/<runtime>-<k>.txt. Run it on an idle
+# tests/fixtures/validation/<scenario>/<runtime>-<k>.txt, with the runtimes'
+# defaults (tiered compilation on). A .NET 8 run also keeps the runtime's
+# EventPipe account beside it (<runtime>-<k>.nettrace). Run it on an idle
 # machine: every run is real time, and other load distorts it.
 #
 # Usage: scripts/record-fixtures.sh [RUNTIME ...]   (default: mono coreclr3 net8 native)
+#   FIXTURES=DIR  record into DIR/<scenario>/ instead
+#   REPEAT=N      repetitions per scenario and runtime (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runtimes=("$@")
@@ -11,12 +15,12 @@ runtimes=("$@")
 cargo build --release --quiet
 for f in scenarios/validation/*.toml; do
   stem=$(basename "$f" .toml)
-  dir="tests/fixtures/validation/$stem"
+  dir="${FIXTURES:-tests/fixtures/validation}/$stem"
   for rt in "${runtimes[@]}"; do
     echo "== $stem on $rt"
-    rm -f "$dir/$rt"-*.txt
+    rm -f "$dir/$rt"-*.txt "$dir/$rt"-*.nettrace
     set +e
-    ./target/release/poolsim validate "$f" --runtime "$rt" --repeat 3 --record "$dir"
+    ./target/release/poolsim validate "$f" --runtime "$rt" --repeat "${REPEAT:-3}" --record "$dir"
     code=$?
     set -e
     # 0 pass, 1 a check failed (still recorded); 2 the runtime cannot express it.

@@ -1,5 +1,6 @@
 //! poolsim's integration tests: one binary, a file per behaviour.
 
+mod adjustments;
 mod answers;
 mod cli;
 mod common;
