@@ -31,6 +31,7 @@
 
 use serde::Serialize;
 
+use crate::metrics::median;
 use crate::nettrace::{AdjustmentReason, PoolTimeline};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
@@ -249,19 +250,6 @@ pub struct AdjustmentTolerances {
     pub count_share: f64,
     pub offset_tol_ms: f64,
     pub curve_tol: f64,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Compares the model's account with the measured runs' accounts (each

@@ -217,6 +217,21 @@ pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {
     v
 }
 
+/// The median of `v` (the mean of the middle two for an even count; 0 for
+/// none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

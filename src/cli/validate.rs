@@ -296,15 +296,7 @@ pub fn print_distribution(d: &DistributionReport) {
         d.measured_makespans_ms.len()
     );
     for c in &d.checks {
-        println!(
-            "{:<24} {:>9.1} {:<4} {:>9.1} {:<4}  {}",
-            c.metric,
-            c.value,
-            c.unit,
-            c.tolerance,
-            c.unit,
-            if c.pass { "pass" } else { "FAIL" }
-        );
+        check_row(c.metric, c.value, c.tolerance, c.unit, c.pass);
     }
     println!(
         "two-sample KS on makespans: D = {:.2}, p = {:.3} (reported, not checked)",
@@ -349,16 +341,16 @@ fn print_adjustments(a: &AdjustmentReport, runtime: &str) {
         "adjustment check", "value", "tolerance"
     );
     for c in &a.checks {
-        println!(
-            "{:<24} {:>9.1} {:<3} {:>8.1} {:<3}  {}",
-            c.metric,
-            c.value,
-            c.unit,
-            c.tolerance,
-            c.unit,
-            if c.pass { "pass" } else { "FAIL" }
-        );
+        check_row(&c.metric, c.value, c.tolerance, c.unit, c.pass);
     }
+}
+
+/// One row of a check table: metric, value, tolerance, result.
+fn check_row(metric: &str, value: f64, tolerance: f64, unit: &str, pass: bool) {
+    println!(
+        "{metric:<24} {value:>9.1} {unit:<4} {tolerance:>9.1} {unit:<4}  {}",
+        if pass { "pass" } else { "FAIL" }
+    );
 }
 
 fn print_report(

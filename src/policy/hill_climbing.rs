@@ -640,27 +640,36 @@ impl HillClimbing {
     }
 }
 
+/// CoreCLR's hill-climbing constants (`[hill_climbing]` of
+/// `policies/net-classic.toml` and `policies/mono.toml`), written out for
+/// the models' unit tests: the policy files load above this layer
+/// (`crate::policy_file`).
+#[cfg(test)]
+pub(crate) fn coreclr_constants() -> HillClimbingConfig {
+    HillClimbingConfig {
+        enabled: true,
+        wave_period: 4,
+        max_wave_magnitude: 20,
+        wave_magnitude_multiplier: 1.0,
+        wave_history_size: 8,
+        bias: 0.15,
+        max_change_per_second: 4.0,
+        max_change_per_sample: 20.0,
+        max_sample_error: 0.15,
+        sample_interval_low_ms: 10,
+        sample_interval_high_ms: 200,
+        error_smoothing_factor: 0.01,
+        target_signal_to_noise_ratio: 3.0,
+        gain_exponent: 2.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn default_config() -> HillClimbingConfig {
-        HillClimbingConfig {
-            enabled: true,
-            wave_period: 4,
-            max_wave_magnitude: 20,
-            wave_magnitude_multiplier: 1.0,
-            wave_history_size: 8,
-            bias: 0.15,
-            max_change_per_second: 4.0,
-            max_change_per_sample: 20.0,
-            max_sample_error: 0.15,
-            sample_interval_low_ms: 10,
-            sample_interval_high_ms: 200,
-            error_smoothing_factor: 0.01,
-            target_signal_to_noise_ratio: 3.0,
-            gain_exponent: 2.0,
-        }
+        coreclr_constants()
     }
 
     /// A closed loop: the goal returned is the thread count of the next

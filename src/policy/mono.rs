@@ -322,26 +322,9 @@ mod tests {
     use super::*;
     use crate::scenario::load::parse_scenario;
 
-    /// `[hill_climbing]` of `policies/mono.toml` (CoreCLR's constants),
-    /// written out: the policy files are loaded above this layer
-    /// (`crate::policy_file`).
+    /// `[hill_climbing]` of `policies/mono.toml`: CoreCLR's constants.
     fn mono_hill_climbing() -> HillClimbingConfig {
-        HillClimbingConfig {
-            enabled: true,
-            wave_period: 4,
-            max_wave_magnitude: 20,
-            wave_magnitude_multiplier: 1.0,
-            wave_history_size: 8,
-            bias: 0.15,
-            max_change_per_second: 4.0,
-            max_change_per_sample: 20.0,
-            max_sample_error: 0.15,
-            sample_interval_low_ms: 10,
-            sample_interval_high_ms: 200,
-            error_smoothing_factor: 0.01,
-            target_signal_to_noise_ratio: 3.0,
-            gain_exponent: 2.0,
-        }
+        crate::policy::hill_climbing::coreclr_constants()
     }
 
     fn heuristic() -> Heuristic {

@@ -168,6 +168,16 @@ mod tests {
     }
 
     #[test]
+    fn the_models_unit_tests_use_the_builtins_hill_climbing_constants() {
+        // src/policy cannot load policy files, so its tests write CoreCLR's
+        // constants out; they must stay those of the files.
+        let written = crate::policy::hill_climbing::coreclr_constants();
+        for name in ["net-classic", "net6", "mono"] {
+            assert_eq!(builtin(name).hill_climbing, written, "{name}");
+        }
+    }
+
+    #[test]
     fn portable_builtins_have_their_constants() {
         let p = builtin("net6");
         assert_eq!(p.aliases, ["portable", "net6.0"]);

@@ -175,18 +175,7 @@ pub struct Report {
     pub pass: bool,
 }
 
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+pub(crate) use crate::metrics::median;
 
 /// Compares `sim` with every measured repetition and checks the medians.
 pub fn validate(sim: &Trace, measured: &[Trace], runtime: &str, tol: &Tolerances) -> Report {

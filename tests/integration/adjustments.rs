@@ -176,14 +176,15 @@ fn the_model_gives_the_runtimes_adjustments_or_the_miss_is_listed() {
 
 #[test]
 fn validate_prints_the_adjustment_checks_next_to_the_timing_checks() {
-    let out = crate::common::poolsim(&[
+    let args = [
         "validate",
         "scenarios/validation/sleep-burst.toml",
         "--runtime",
         "net8",
         "--fixtures",
         "tests/fixtures/adjustments/sleep-burst",
-    ]);
+    ];
+    let out = crate::common::poolsim(&args);
     let text = String::from_utf8_lossy(&out.stdout);
     let timing = text.find("check (median)").expect("timing checks");
     let adjustments = text.find("adjustment check").expect("adjustment checks");
@@ -192,15 +193,7 @@ fn validate_prints_the_adjustment_checks_next_to_the_timing_checks() {
     assert!(text.contains("Starvation times"), "{text}");
     assert!(text.contains("goal curve distance"), "{text}");
     // The JSON report carries them too.
-    let out = crate::common::poolsim(&[
-        "validate",
-        "scenarios/validation/sleep-burst.toml",
-        "--runtime",
-        "net8",
-        "--fixtures",
-        "tests/fixtures/adjustments/sleep-burst",
-        "--json",
-    ]);
+    let out = crate::common::poolsim(&[&args[..], &["--json"]].concat());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let reasons = v["adjustments"]["reasons"].as_array().expect("reasons");
     assert!(
