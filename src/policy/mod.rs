@@ -137,7 +137,8 @@ pub trait Policy: Send {
     fn name(&self) -> &str {
         &self.base().name
     }
-    /// The pool's minimum (`SetMinThreads`): the floor of the thread goal.
+    /// The pool's minimum (`SetMinThreads`): the floor of the thread goal
+    /// (.NET 2.0: the workers it creates without delay).
     fn min_threads(&self) -> u32 {
         self.base().min
     }
