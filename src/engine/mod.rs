@@ -139,14 +139,40 @@ pub fn simulate<S: TraceSink>(
     sink: &mut S,
     options: &SimOptions,
 ) -> RunResult {
-    let policy = policy::build(config, scenario);
+    simulate_with_policy(
+        scenario,
+        config,
+        policy::build(config, scenario),
+        sink,
+        options,
+    )
+}
+
+/// Runs `scenario` under a model the caller built — its own [`Policy`]
+/// implementation, or one from [`policy::build`] — sending detail events to
+/// `sink`. The model makes the decisions (when to add a thread, the goal,
+/// whether a worker retires); `config` gives the mechanics every pool
+/// shares (thread start and wake latencies, idle timeout, queues, thread
+/// requests, timer dispatch, the library's parallel APIs). The trace
+/// carries the model's [`Policy::name`]. [`simulate`] is this with the
+/// model `config` names.
+pub fn simulate_with_policy<S: TraceSink>(
+    scenario: &Scenario,
+    config: &PolicyConfig,
+    policy: Box<dyn Policy>,
+    sink: &mut S,
+    options: &SimOptions,
+) -> RunResult {
+    let name = policy.name().to_string();
     let mut engine = Engine {
         world: World::new(scenario, config, policy.max_threads(), sink),
         dedicated: policy.dedicated_threads(),
         retire_on_stop: policy.retire_on_stop(),
         policy,
     };
-    engine.run(options)
+    let mut result = engine.run(options);
+    result.trace.policy = name;
+    result
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -36,7 +36,7 @@ use crate::policy::config::PolicyConfig;
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{
-    Policy, PoolControl, RequestCause, maybe_add_working_worker, move_goal, thread_limits,
+    Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
 };
 use crate::rng;
 use crate::scenario::Scenario;
@@ -118,9 +118,7 @@ impl HillClimbingSampler {
 /// The classic pool.
 #[derive(Debug)]
 pub struct Classic {
-    name: String,
-    min: u32,
-    max: u32,
+    base: PolicyBase,
     goal: u32,
     last_dequeue: SimTime,
     gate: GateThread,
@@ -129,12 +127,10 @@ pub struct Classic {
 
 impl Classic {
     pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Classic {
-        let (min, max) = thread_limits(config, scenario);
+        let base = PolicyBase::new(config, scenario);
         Classic {
-            name: config.name.clone(),
-            min,
-            max,
-            goal: min,
+            goal: base.min,
+            base,
             last_dequeue: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
@@ -146,19 +142,13 @@ impl Classic {
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
+        move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 }
 
 impl Policy for Classic {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn min_threads(&self) -> u32 {
-        self.min
-    }
-    fn max_threads(&self) -> u32 {
-        self.max
+    fn base(&self) -> &PolicyBase {
+        &self.base
     }
     fn goal(&self) -> Option<u32> {
         Some(self.goal)
@@ -182,7 +172,7 @@ impl Policy for Classic {
         let now = pool.now();
         self.last_dequeue = now;
         let counts = pool.counts();
-        let limits = (self.min, self.max);
+        let limits = self.base.limits();
         if let Some(new_goal) = self.hill_climbing.completed(
             now,
             self.goal,
@@ -192,7 +182,7 @@ impl Policy for Classic {
         ) {
             let old = self.goal;
             if let Some(stats) = self.hill_climbing.climber.last_sample() {
-                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
             }
             let reason = self.hill_climbing.climber.last_transition().name();
@@ -232,7 +222,7 @@ impl Policy for Classic {
         let check = self.gate.check(pool.now(), self.last_dequeue, self.goal);
         let outcome = if !check.starved {
             GateOutcome::NotStarved
-        } else if counts.existing >= self.max {
+        } else if counts.existing >= self.base.max {
             GateOutcome::AtMax
         } else if counts.existing < self.goal {
             GateOutcome::BelowGoal
@@ -244,7 +234,7 @@ impl Policy for Classic {
             check,
             goal: self.goal,
             new_goal: if outcome == GateOutcome::Inject {
-                goal.clamp(self.min.min(self.max), self.max)
+                self.base.clamp(goal)
             } else {
                 self.goal
             },
@@ -262,7 +252,7 @@ impl Policy for Classic {
 
     fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         let remaining = pool.counts().existing.saturating_sub(1);
-        let goal = remaining.min(self.goal).max(self.min);
+        let goal = remaining.min(self.goal).max(self.base.min);
         self.set_goal(pool, goal, "thread-timed-out");
         self.hill_climbing
             .climber

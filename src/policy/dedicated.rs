@@ -10,40 +10,26 @@
 //! `idle_timeout`.
 
 use crate::policy::config::PolicyConfig;
-use crate::policy::{Policy, PoolControl, RequestCause, thread_limits};
+use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause};
 use crate::scenario::Scenario;
 use crate::trace::{ThreadId, ThreadReason};
 
 #[derive(Debug)]
 pub struct Dedicated {
-    name: String,
-    min: u32,
-    max: u32,
+    base: PolicyBase,
 }
 
 impl Dedicated {
     pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Dedicated {
-        let (min, max) = thread_limits(config, scenario);
         Dedicated {
-            name: config.name.clone(),
-            min,
-            max,
+            base: PolicyBase::new(config, scenario),
         }
     }
 }
 
 impl Policy for Dedicated {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn min_threads(&self) -> u32 {
-        self.min
-    }
-    fn max_threads(&self) -> u32 {
-        self.max
-    }
-    fn goal(&self) -> Option<u32> {
-        None
+    fn base(&self) -> &PolicyBase {
+        &self.base
     }
     fn dedicated_threads(&self) -> bool {
         true

@@ -90,17 +90,67 @@ pub trait PoolControl {
     fn decision(&mut self, _decision: Decision) {}
 }
 
-/// A pool model. Every method is a decision point of the real pool.
+/// What every model holds alike: its name and its thread limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyBase {
+    /// Canonical policy name (from its file).
+    pub name: String,
+    /// Minimum threads, after the scenario's `SetMinThreads`.
+    pub min: u32,
+    /// Maximum threads, after the scenario's `SetMaxThreads`.
+    pub max: u32,
+}
+
+impl PolicyBase {
+    /// The policy file's name and the limits of [`thread_limits`].
+    pub fn new(config: &PolicyConfig, scenario: &Scenario) -> PolicyBase {
+        let (min, max) = thread_limits(config, scenario);
+        PolicyBase {
+            name: config.name.clone(),
+            min,
+            max,
+        }
+    }
+
+    /// `(min, max)`, as [`move_goal`] takes them.
+    pub fn limits(&self) -> (u32, u32) {
+        (self.min, self.max)
+    }
+
+    /// `goal` clamped to `[min, max]` (to `max` alone if min exceeds it).
+    pub fn clamp(&self, goal: u32) -> u32 {
+        goal.clamp(self.min.min(self.max), self.max)
+    }
+}
+
+/// A pool model. Every method is a decision point of the real pool, apart
+/// from [`Policy::base`] and the accessors that read it.
 ///
 /// `Send`: the native pool calls a model from the threads it drives (under
 /// its mutex), so a model holds only data that may move between threads.
 pub trait Policy: Send {
+    /// The model's name and thread limits, which [`Policy::name`],
+    /// [`Policy::min_threads`] and [`Policy::max_threads`] read.
+    fn base(&self) -> &PolicyBase;
     /// Canonical policy name (from its file).
-    fn name(&self) -> &str;
-    fn min_threads(&self) -> u32;
-    fn max_threads(&self) -> u32;
-    /// The current thread goal, if the model has one.
-    fn goal(&self) -> Option<u32>;
+    fn name(&self) -> &str {
+        &self.base().name
+    }
+    /// The pool's minimum (`SetMinThreads`): the floor of the thread goal
+    /// (.NET 2.0: the workers it creates without delay).
+    fn min_threads(&self) -> u32 {
+        self.base().min
+    }
+    /// The pool's maximum (`SetMaxThreads`): the engine creates no thread
+    /// beyond it.
+    fn max_threads(&self) -> u32 {
+        self.base().max
+    }
+    /// The current thread goal, if the model has one (the .NET 2.0 pool and
+    /// dedicated threads have none).
+    fn goal(&self) -> Option<u32> {
+        None
+    }
     /// The run starts.
     fn start(&mut self, _pool: &mut dyn PoolControl) {}
     /// The work queue asked for a thread (work was queued, or a worker found

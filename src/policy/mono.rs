@@ -45,7 +45,7 @@
 use crate::policy::config::{HillClimbingConfig, PolicyConfig};
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::{HillClimbing, Transition};
-use crate::policy::{Policy, PoolControl, RequestCause, move_goal, thread_limits};
+use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::SimTime;
@@ -116,9 +116,7 @@ impl Heuristic {
 
 #[derive(Debug)]
 pub struct Mono {
-    name: String,
-    min: u32,
-    max: u32,
+    base: PolicyBase,
     goal: u32,
     last_completion: SimTime,
     gate: GateThread,
@@ -147,9 +145,11 @@ impl Mono {
             _ => initial,
         };
         Mono {
-            name: config.name.clone(),
-            min,
-            max,
+            base: PolicyBase {
+                name: config.name.clone(),
+                min,
+                max,
+            },
             goal: initial.min(max),
             last_completion: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
@@ -170,7 +170,7 @@ impl Mono {
         if counts.idle > 0 {
             return pool.add_worker(reason);
         }
-        if counts.working >= self.goal || counts.existing >= self.max {
+        if counts.working >= self.goal || counts.existing >= self.base.max {
             return false;
         }
         let second = pool.now().as_nanos() / 1_000_000_000;
@@ -195,19 +195,13 @@ impl Mono {
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
+        move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 }
 
 impl Policy for Mono {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn min_threads(&self) -> u32 {
-        self.min
-    }
-    fn max_threads(&self) -> u32 {
-        self.max
+    fn base(&self) -> &PolicyBase {
+        &self.base
     }
     fn goal(&self) -> Option<u32> {
         Some(self.goal)
@@ -234,10 +228,10 @@ impl Policy for Mono {
             self.goal,
             counts.working,
             self.gate.cpu_utilization,
-            (self.min, self.max),
+            self.base.limits(),
         ) {
             if let Some(stats) = self.hill_climbing.climber.last_sample() {
-                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((self.goal, goal), 1e6, self.gate.cpu_utilization));
             }
             let reason = self.hill_climbing.climber.last_transition().name();
@@ -272,7 +266,7 @@ impl Policy for Mono {
         let check = self.gate.check(pool.now(), self.last_completion, self.goal);
         let outcome = if !check.starved {
             GateOutcome::NotStarved
-        } else if self.goal >= self.max && counts.working >= self.goal {
+        } else if self.goal >= self.base.max && counts.working >= self.goal {
             GateOutcome::AtMax
         } else {
             GateOutcome::Inject
@@ -280,7 +274,7 @@ impl Policy for Mono {
         pool.decision(Decision::GateTick {
             check,
             goal: self.goal,
-            new_goal: if outcome == GateOutcome::Inject && self.goal < self.max {
+            new_goal: if outcome == GateOutcome::Inject && self.goal < self.base.max {
                 self.goal + 1
             } else {
                 self.goal
@@ -289,10 +283,10 @@ impl Policy for Mono {
             outcome,
         });
         if check.starved {
-            if self.goal < self.max {
+            if self.goal < self.base.max {
                 // max_working + 1, bounded by limit_worker_max only.
                 let goal = self.goal + 1;
-                move_goal(&mut self.goal, (0, self.max), pool, goal, "starvation");
+                move_goal(&mut self.goal, (0, self.base.max), pool, goal, "starvation");
                 self.hill_climbing
                     .climber
                     .force_change(self.goal, Transition::Starvation);
@@ -311,7 +305,7 @@ impl Policy for Mono {
 
     fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         let remaining = pool.counts().existing.saturating_sub(1);
-        let goal = remaining.min(self.goal).max(self.min);
+        let goal = remaining.min(self.goal).max(self.base.min);
         self.set_goal(pool, goal, "thread-timed-out");
         true
     }

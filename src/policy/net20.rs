@@ -87,7 +87,7 @@
 
 use crate::policy::config::{FirstTick, GateConfig, PolicyConfig, TimerDispatch};
 use crate::policy::gate::comparison_symbol;
-use crate::policy::{Policy, PoolControl, PoolCounts, RequestCause, thread_limits};
+use crate::policy::{Policy, PolicyBase, PoolControl, PoolCounts, RequestCause};
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, ThreadId, ThreadReason};
@@ -110,9 +110,7 @@ const GATE_CHECK: u64 = 1;
 /// The .NET 2.0 / 2.0 SP1 pool.
 #[derive(Debug)]
 pub struct Net20 {
-    name: String,
-    min: u32,
-    max: u32,
+    base: PolicyBase,
     sp1_bug: bool,
     creation_delay: SimDuration,
     creation_growth: f64,
@@ -137,7 +135,6 @@ pub struct Net20 {
 
 impl Net20 {
     pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Net20 {
-        let (min, max) = thread_limits(config, scenario);
         let (sp1_bug, creation_delay, creation_growth) = match &config.net20 {
             Some(n) => (
                 n.sp1_start_delay_bug,
@@ -154,9 +151,7 @@ impl Net20 {
                 FirstTick::Random => config.gate.period.saturating_mul(2),
             });
         Net20 {
-            name: config.name.clone(),
-            min,
-            max,
+            base: PolicyBase::new(config, scenario),
             sp1_bug,
             creation_delay,
             creation_growth,
@@ -182,7 +177,9 @@ impl Net20 {
 
     /// `ShouldGrowWorkerThreadPool`, with `queued` work requests.
     fn should_grow(&self, counts: &PoolCounts, queued: u64) -> bool {
-        counts.existing < self.min && Self::idle(counts) < queued && counts.existing < self.max
+        counts.existing < self.base.min
+            && Self::idle(counts) < queued
+            && counts.existing < self.base.max
     }
 
     /// The work-available event: idle workers wake until as many workers are
@@ -215,7 +212,7 @@ impl Net20 {
         if immediate_allowed && self.should_grow(&counts, queued) {
             pool.decision(Decision::Demand {
                 threads: counts.existing,
-                limit: self.min,
+                limit: self.base.min,
                 threads_name: "workers",
                 limit_name: "min",
                 idle_queued: Some((Self::idle(&counts), queued)),
@@ -293,7 +290,7 @@ impl Net20 {
     /// `GrowWorkerThreadPoolIfStarvation` (Windows NT rule).
     fn grow_if_starvation(&mut self, pool: &mut dyn PoolControl) {
         let counts = pool.counts();
-        if counts.queued == 0 || counts.existing >= self.max {
+        if counts.queued == 0 || counts.existing >= self.base.max {
             return;
         }
         let now = pool.now();
@@ -351,17 +348,8 @@ impl Net20 {
 }
 
 impl Policy for Net20 {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn min_threads(&self) -> u32 {
-        self.min
-    }
-    fn max_threads(&self) -> u32 {
-        self.max
-    }
-    fn goal(&self) -> Option<u32> {
-        None
+    fn base(&self) -> &PolicyBase {
+        &self.base
     }
 
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, cause: RequestCause) {

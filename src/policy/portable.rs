@@ -34,8 +34,7 @@ use crate::policy::config::{BlockingConfig, PolicyConfig};
 use crate::policy::gate::GateThread;
 use crate::policy::hill_climbing::Transition;
 use crate::policy::{
-    BlockKind, Policy, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
-    thread_limits,
+    BlockKind, Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
@@ -53,9 +52,7 @@ enum Pending {
 
 #[derive(Debug)]
 pub struct Portable {
-    name: String,
-    min: u32,
-    max: u32,
+    base: PolicyBase,
     goal: u32,
     last_dequeue: SimTime,
     gate: GateThread,
@@ -74,12 +71,10 @@ pub struct Portable {
 
 impl Portable {
     pub fn new(config: &PolicyConfig, scenario: &Scenario) -> Portable {
-        let (min, max) = thread_limits(config, scenario);
+        let base = PolicyBase::new(config, scenario);
         Portable {
-            name: config.name.clone(),
-            min,
-            max,
-            goal: min,
+            goal: base.min,
+            base,
             last_dequeue: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, "gate-phase"),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
@@ -96,14 +91,17 @@ impl Portable {
 
     fn target(&self) -> u32 {
         if self.blocked == 0 {
-            self.min
+            self.base.min
         } else {
-            self.min.saturating_add(self.blocked).min(self.max)
+            self.base
+                .min
+                .saturating_add(self.blocked)
+                .min(self.base.max)
         }
     }
 
     fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
-        move_goal(&mut self.goal, (self.min, self.max), pool, goal, reason);
+        move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 
     fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
@@ -124,7 +122,10 @@ impl Portable {
         let without_delay = cfg
             .threads_to_add_without_delay_per_core
             .saturating_mul(self.cores);
-        self.min.saturating_add(without_delay).min(self.max)
+        self.base
+            .min
+            .saturating_add(without_delay)
+            .min(self.base.max)
     }
 
     /// The delay before the goal may grow past `goal` (beyond the no-delay cap).
@@ -159,11 +160,11 @@ impl Portable {
                 let goal = self.goal - drop;
                 pool.decision(Decision::CooperativeBlocking {
                     blocked: self.blocked,
-                    min: self.min,
+                    min: self.base.min,
                     target,
                     no_delay_cap: self.no_delay_cap(&cfg),
                     goal: self.goal,
-                    new_goal: goal.clamp(self.min.min(self.max), self.max),
+                    new_goal: self.base.clamp(goal),
                     delay: None,
                     next_in: None,
                 });
@@ -177,7 +178,7 @@ impl Portable {
         let now = pool.now();
         let no_delay_cap = self.no_delay_cap(&cfg);
         let existing = pool.counts().existing;
-        let ceiling = no_delay_cap.max(existing.min(self.max));
+        let ceiling = no_delay_cap.max(existing.min(self.base.max));
         let old_goal = self.goal;
         let since_increase = now.since(self.last_increase);
         let delay = self.delay_after(&cfg, self.goal, no_delay_cap);
@@ -199,7 +200,7 @@ impl Portable {
         });
         pool.decision(Decision::CooperativeBlocking {
             blocked: self.blocked,
-            min: self.min,
+            min: self.base.min,
             target,
             no_delay_cap,
             goal: old_goal,
@@ -229,14 +230,8 @@ impl Portable {
 }
 
 impl Policy for Portable {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn min_threads(&self) -> u32 {
-        self.min
-    }
-    fn max_threads(&self) -> u32 {
-        self.max
+    fn base(&self) -> &PolicyBase {
+        &self.base
     }
     fn goal(&self) -> Option<u32> {
         Some(self.goal)
@@ -268,12 +263,12 @@ impl Policy for Portable {
                 self.goal,
                 counts.working,
                 self.gate.cpu_utilization,
-                (self.min, self.max),
+                self.base.limits(),
             )
         {
             let old = self.goal;
             if let Some(stats) = self.hill_climbing.climber.last_sample() {
-                let goal = new_goal.clamp(self.min.min(self.max), self.max);
+                let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
             }
             let reason = self.hill_climbing.climber.last_transition().name();
@@ -351,7 +346,7 @@ impl Policy for Portable {
             GateOutcome::BlockingPending
         } else if !check.starved {
             GateOutcome::NotStarved
-        } else if counts.working >= self.max {
+        } else if counts.working >= self.base.max {
             GateOutcome::AtMax
         } else if counts.working < self.goal {
             GateOutcome::BelowGoal
@@ -363,7 +358,7 @@ impl Policy for Portable {
             check,
             goal: self.goal,
             new_goal: if outcome == GateOutcome::Inject {
-                goal.clamp(self.min.min(self.max), self.max)
+                self.base.clamp(goal)
             } else {
                 self.goal
             },
@@ -385,7 +380,7 @@ impl Policy for Portable {
             return false;
         }
         let remaining = counts.existing - 1;
-        let floor = self.min.max(self.target().min(self.goal));
+        let floor = self.base.min.max(self.target().min(self.goal));
         let goal = remaining.min(self.goal).max(floor);
         self.set_goal(pool, goal, "thread-timed-out");
         self.hill_climbing
