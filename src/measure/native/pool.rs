@@ -50,9 +50,11 @@ pub(super) struct Bodies {
     pub dedicated: fn(Arc<Shared>, ThreadId, ItemId),
 }
 
-/// A unit of work in a queue.
+/// A unit of work in the native pool's queues (the simulator's `Work` has
+/// more: it runs the TPL shapes as frames, where the native pool runs each
+/// item's steps on its thread).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Work {
+pub(super) enum NativeWork {
     /// Start a task item.
     Item(ItemId),
     /// Resume an item at its next step (an `await` or `yield` continuation,
@@ -70,9 +72,9 @@ pub(super) enum Work {
     PairProcessor(u32),
 }
 
-impl PoolWork for Work {
-    const TIMER_QUEUE: fn(u32) -> Self = Work::TimerQueue;
-    const TIMER_CALLBACK: fn(u32) -> Self = Work::TimerCallback;
+impl PoolWork for NativeWork {
+    const TIMER_QUEUE: fn(u32) -> Self = NativeWork::TimerQueue;
+    const TIMER_CALLBACK: fn(u32) -> Self = NativeWork::TimerCallback;
 }
 
 /// One OS thread of the run (pool or dedicated); its index is its
@@ -100,7 +102,9 @@ pub(super) enum TimerEvent {
     Sample,
 }
 
-pub(super) struct GroupState {
+/// A group's submissions in real time (the simulator's `GroupState` keeps
+/// its virtual arrival clock instead).
+pub(super) struct LiveGroup {
     pub submitted: u64,
     finished: u64,
     /// The group's first submission; `None` until the group it follows ends.
@@ -276,7 +280,7 @@ pub(super) struct Pool {
     idle_timeout: SimDuration,
 
     /// Queues, thread requests and timers (shared with the engine).
-    pub state: PoolState<Work, TimerAction>,
+    pub state: PoolState<NativeWork, TimerAction>,
     events: BinaryHeap<Reverse<(SimTime, u64, TimerEvent)>>,
     seq: u64,
     sample_every: SimDuration,
@@ -284,8 +288,8 @@ pub(super) struct Pool {
     pub item_step: Vec<u32>,
     item_acquired: Vec<bool>,
     pub item_pair: Vec<Option<u32>>,
-    pub groups: Vec<GroupState>,
-    pub pairs: Vec<Pair<Work>>,
+    pub groups: Vec<LiveGroup>,
+    pub pairs: Vec<Pair<NativeWork>>,
     /// Waiters: items.
     semaphores: Vec<Semaphore<ItemId>>,
     pub items_total: u64,
@@ -315,7 +319,7 @@ impl Pool {
             .iter()
             .enumerate()
             .zip(&throttles.of_group)
-            .map(|((g, _), &(pair, semaphore))| GroupState {
+            .map(|((g, _), &(pair, semaphore))| LiveGroup {
                 submitted: 0,
                 finished: 0,
                 base: arrivals::start(&scenario, g).map(|s| SimTime::ZERO + s),
@@ -450,12 +454,12 @@ impl Pool {
 
     // ---- queues -------------------------------------------------------
 
-    pub fn enqueue_global(&mut self, work: Work) {
+    pub fn enqueue_global(&mut self, work: NativeWork) {
         self.state.enqueue_global(work);
     }
 
     /// Queues from `from`: a pool thread's local queue, else the global queue.
-    pub fn enqueue_from(&mut self, from: Option<ThreadId>, work: Work) {
+    pub fn enqueue_from(&mut self, from: Option<ThreadId>, work: NativeWork) {
         match from {
             Some(t) if self.is_pool(t) => self.state.enqueue_local(t, work),
             _ => self.state.enqueue_global(work),
@@ -707,7 +711,7 @@ impl Inner {
         }
         let item = self.pool.new_item(g);
         if let Some(p) = pair {
-            self.pair_push(p, Work::Item(item), from);
+            self.pair_push(p, NativeWork::Item(item), from);
             return;
         }
         let local = match (submit, from) {
@@ -716,8 +720,8 @@ impl Inner {
             _ => None,
         };
         match local {
-            Some(t) => self.pool.state.enqueue_local(t, Work::Item(item)),
-            None => self.pool.enqueue_global(Work::Item(item)),
+            Some(t) => self.pool.state.enqueue_local(t, NativeWork::Item(item)),
+            None => self.pool.enqueue_global(NativeWork::Item(item)),
         }
         self.request_thread(RequestCause::Enqueue);
     }
@@ -762,7 +766,7 @@ impl Inner {
                 if base <= self.pool.clock() {
                     // Task.Run(() => { ...submit... }) from the main thread.
                     self.pool.groups[g].submitter_queued = true;
-                    self.pool.enqueue_global(Work::Submitter(g as u32));
+                    self.pool.enqueue_global(NativeWork::Submitter(g as u32));
                     self.request_thread(RequestCause::Enqueue);
                 } else {
                     pending = true;
@@ -784,9 +788,9 @@ impl Inner {
 
     /// A task (or continuation) enters pair `p`'s queue; a processing item
     /// is started if fewer than the limit are active.
-    pub fn pair_push(&mut self, p: u32, work: Work, from: Option<ThreadId>) {
+    pub fn pair_push(&mut self, p: u32, work: NativeWork, from: Option<ThreadId>) {
         if self.pool.pairs[p as usize].push(work) {
-            self.pool.enqueue_from(from, Work::PairProcessor(p));
+            self.pool.enqueue_from(from, NativeWork::PairProcessor(p));
             self.request_thread(RequestCause::Enqueue);
         }
     }
@@ -796,9 +800,9 @@ impl Inner {
     /// thread) or the global queue.
     pub fn queue_continuation(&mut self, item: ItemId, from: Option<ThreadId>) {
         if let Some(p) = self.pool.item_pair[item as usize] {
-            self.pair_push(p, Work::Continuation(item), None);
+            self.pair_push(p, NativeWork::Continuation(item), None);
         } else {
-            self.pool.enqueue_from(from, Work::Continuation(item));
+            self.pool.enqueue_from(from, NativeWork::Continuation(item));
             self.request_thread(RequestCause::Enqueue);
         }
     }
@@ -838,7 +842,8 @@ impl Inner {
             // semaphore.Release(): the first waiter's continuation goes to
             // this thread's local queue.
             if let Some(waiter) = self.pool.semaphores[s as usize].release() {
-                self.pool.enqueue_from(Some(t), Work::Continuation(waiter));
+                self.pool
+                    .enqueue_from(Some(t), NativeWork::Continuation(waiter));
                 self.request_thread(RequestCause::Enqueue);
             }
         }
@@ -878,7 +883,7 @@ impl Inner {
             started: SimTime::MAX,
         });
         self.pool.probe_in_flight[p as usize] = Some(id);
-        self.pool.enqueue_global(Work::Probe(p));
+        self.pool.enqueue_global(NativeWork::Probe(p));
         self.request_thread(RequestCause::Enqueue);
     }
 
@@ -907,10 +912,10 @@ impl Inner {
 }
 
 impl PoolHost for Inner {
-    type Work = Work;
+    type Work = NativeWork;
     type Timer = TimerAction;
 
-    fn state(&mut self) -> &mut PoolState<Work, TimerAction> {
+    fn state(&mut self) -> &mut PoolState<NativeWork, TimerAction> {
         &mut self.pool.state
     }
     fn clock(&self) -> SimTime {

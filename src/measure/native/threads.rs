@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::pool::{Arrivals, Bodies, Guard, Shared, Work};
+use super::pool::{Arrivals, Bodies, Guard, NativeWork, Shared};
 use super::sys;
 use crate::policy::{BlockKind, RequestCause};
 use crate::pool::state::ThreadState;
@@ -20,7 +20,7 @@ use crate::trace::{ItemId, ThreadId};
 
 /// How a piece of work on a thread ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Flow {
+enum WorkEnd {
     /// It ran to its end (an item: its last step).
     Finished,
     /// The item gave its thread back (`await`, `yield`, a semaphore wait).
@@ -60,7 +60,7 @@ fn dedicated_main(sh: Arc<Shared>, t: ThreadId, item: ItemId) {
         g.pool.threads[t as usize].state = ThreadState::Active;
         let (g2, flow) = run_item(&sh, g, t, item);
         g = g2;
-        if flow != Flow::Stopped {
+        if flow != WorkEnd::Stopped {
             g.pool.exit_thread(t);
         }
     }
@@ -81,7 +81,7 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
             WorkerNext::Run(work) => {
                 let (g2, flow) = run_work(sh, g, t, work);
                 g = g2;
-                if flow == Flow::Stopped {
+                if flow == WorkEnd::Stopped {
                     return g;
                 }
                 WorkerNext::Completed
@@ -163,43 +163,48 @@ fn idle_wait(mut g: Guard<'_>, t: ThreadId) -> (Guard<'_>, bool) {
 }
 
 /// Runs one dequeued work unit on pool thread `t`.
-fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (Guard<'a>, Flow) {
+fn run_work<'a>(
+    sh: &'a Shared,
+    mut g: Guard<'a>,
+    t: ThreadId,
+    work: NativeWork,
+) -> (Guard<'a>, WorkEnd) {
     match work {
-        Work::Item(item) | Work::Continuation(item) => run_item(sh, g, t, item),
-        Work::TimerQueue(q) => match g.fire_timer_queue(q) {
+        NativeWork::Item(item) | NativeWork::Continuation(item) => run_item(sh, g, t, item),
+        NativeWork::TimerQueue(q) => match g.fire_timer_queue(q) {
             Some(id) => run_timer(sh, g, t, id),
-            None => (g, Flow::Finished),
+            None => (g, WorkEnd::Finished),
         },
-        Work::TimerCallback(id) => run_timer(sh, g, t, id),
-        Work::Probe(p) => {
+        NativeWork::TimerCallback(id) => run_timer(sh, g, t, id),
+        NativeWork::Probe(p) => {
             g.probe_started(p);
-            (g, Flow::Finished)
+            (g, WorkEnd::Finished)
         }
-        Work::Submitter(group) => loop {
+        NativeWork::Submitter(group) => loop {
             // Submits what is due, sleeping (holding the thread) between arrivals.
             let Some(at) = g.submit_due(group, Some(t)) else {
-                return (g, Flow::Finished);
+                return (g, WorkEnd::Finished);
             };
             drop(g);
             let go_on = sh.pause_until(at);
             g = sh.lock();
             if !go_on || g.pool.stopped {
-                return (g, Flow::Stopped);
+                return (g, WorkEnd::Stopped);
             }
         },
-        Work::PairProcessor(p) => loop {
+        NativeWork::PairProcessor(p) => loop {
             // Runs the pair's tasks in order until its queue is empty.
             match g.pool.pairs[p as usize].pop() {
-                Some(Work::Item(item) | Work::Continuation(item)) => {
+                Some(NativeWork::Item(item) | NativeWork::Continuation(item)) => {
                     let (g2, flow) = run_item(sh, g, t, item);
                     g = g2;
-                    if flow == Flow::Stopped {
+                    if flow == WorkEnd::Stopped {
                         return (g, flow);
                     }
                 }
                 Some(_) | None => {
                     g.pool.pairs[p as usize].processor_done();
-                    return (g, Flow::Finished);
+                    return (g, WorkEnd::Finished);
                 }
             }
         },
@@ -208,18 +213,18 @@ fn run_work<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, work: Work) -> (G
 
 /// Runs timer `id`'s callback on `t`: releases a `Task.Wait`er, or runs
 /// an `await` continuation inline (handing it to its pair if it has one).
-fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Guard<'a>, Flow) {
+fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Guard<'a>, WorkEnd) {
     match g.pool.state.timer(id) {
         TimerAction::ReleaseWaiter(waiter) => {
             let slot = &mut g.pool.threads[waiter as usize];
             slot.released = true;
             slot.cv.notify_all();
-            (g, Flow::Finished)
+            (g, WorkEnd::Finished)
         }
         TimerAction::Resume(item) => match g.pool.item_pair[item as usize] {
             Some(p) => {
-                g.pair_push(p, Work::Continuation(item), None);
-                (g, Flow::Finished)
+                g.pair_push(p, NativeWork::Continuation(item), None);
+                (g, WorkEnd::Finished)
             }
             None => run_item(sh, g, t, item),
         },
@@ -245,12 +250,17 @@ fn set_blocked(g: &mut Guard<'_>, t: ThreadId, kind: BlockKind, blocked: bool) {
 
 /// Runs `item` on thread `t` from its next step until it finishes or gives
 /// the thread back.
-fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> (Guard<'a>, Flow) {
+fn run_item<'a>(
+    sh: &'a Shared,
+    mut g: Guard<'a>,
+    t: ThreadId,
+    item: ItemId,
+) -> (Guard<'a>, WorkEnd) {
     let i = item as usize;
     let ti = t as usize;
     if g.pool.trace.items[i].started == SimTime::MAX {
         if !g.acquire(item) {
-            return (g, Flow::Suspended);
+            return (g, WorkEnd::Suspended);
         }
         let now = g.pool.clock();
         let rec = &mut g.pool.trace.items[i];
@@ -264,11 +274,11 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
     let mut pc = g.pool.item_step[i] as usize;
     loop {
         if g.pool.stopped {
-            return (g, Flow::Stopped);
+            return (g, WorkEnd::Stopped);
         }
         let Some(&step) = body.get(pc) else {
             g.finish_item(t, item);
-            return (g, Flow::Finished);
+            return (g, WorkEnd::Finished);
         };
         match step {
             _ if step.duration() == Some(SimDuration::ZERO) => {}
@@ -303,7 +313,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 sh.pause(d);
                 g = sh.lock();
                 if g.pool.stopped {
-                    return (g, Flow::Stopped);
+                    return (g, WorkEnd::Stopped);
                 }
                 if pool_thread {
                     set_blocked(&mut g, t, BlockKind::Sleep, false);
@@ -325,7 +335,7 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
                 if g.pool.stopped {
-                    return (g, Flow::Stopped);
+                    return (g, WorkEnd::Stopped);
                 }
                 if pool_thread {
                     set_blocked(&mut g, t, BlockKind::TaskWait, false);
@@ -336,13 +346,13 @@ fn run_item<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, item: ItemId) -> 
                 g.pool.item_step[i] = (pc + 1) as u32;
                 let now = g.pool.clock();
                 g.add_timer(now + d, TimerAction::Resume(item), t);
-                return (g, Flow::Suspended);
+                return (g, WorkEnd::Suspended);
             }
             Step::Yield => {
                 // await Task.Yield(): the global queue (or the task's pair).
                 g.pool.item_step[i] = (pc + 1) as u32;
                 g.queue_continuation(item, None);
-                return (g, Flow::Suspended);
+                return (g, WorkEnd::Suspended);
             }
         }
         pc += 1;
