@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::metrics::median;
 use crate::nettrace::{AdjustmentReason, PoolTimeline};
 use crate::time::SimTime;
-use crate::trace::TraceEvent;
+use crate::trace::{Decision, TraceEvent};
 
 /// Where a measured run's t0 lies on the clock its runtime's events are
 /// stamped with: the harness's `clock` record (Stopwatch ticks at t0, ticks
@@ -95,12 +95,24 @@ pub fn model_reason(name: &str) -> Option<AdjustmentReason> {
 impl Account {
     /// The model's goal changes, from the events a run recorded (an
     /// [`crate::trace::EventLog`]), as the runtime would log them.
+    ///
+    /// Besides every goal change, one event moves no goal: hill climbing's
+    /// first sample finds its own last count (0 at start) apart from the
+    /// pool's goal and adopts the goal (`ForceChange(count, Initializing)`,
+    /// which logs an adjustment to the same goal). The model records that
+    /// as a hill-climbing decision with `adopted` set.
     pub fn from_model(events: &[(SimTime, TraceEvent)]) -> Account {
         let mut account = Account::default();
         let mut goal = None;
         for (at, e) in events {
-            let TraceEvent::GoalChanged { goal: new, reason } = e else {
-                continue;
+            let (new, reason) = match e {
+                TraceEvent::GoalChanged { goal, reason } => (goal, *reason),
+                TraceEvent::Decision(Decision::HillClimbing {
+                    adopted: true,
+                    goal,
+                    ..
+                }) => (goal, "Initializing"),
+                _ => continue,
             };
             match model_reason(reason) {
                 Some(reason) => account.adjustments.push(GoalAdjustment {
@@ -230,12 +242,23 @@ pub struct AdjustmentCheck {
     pub pass: bool,
 }
 
+/// When one reason raised the goal (ms from t0): the model's and each
+/// measured run's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InjectionTimes {
+    pub reason: AdjustmentReason,
+    pub model_ms: Vec<f64>,
+    pub measured_ms: Vec<Vec<f64>>,
+}
+
 /// The model's account against the measured runs'.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AdjustmentReport {
     /// Measured runs that carried an account.
     pub runs: usize,
     pub reasons: Vec<ReasonCount>,
+    /// The Starvation and CooperativeBlocking injections, where any.
+    pub injections: Vec<InjectionTimes>,
     pub checks: Vec<AdjustmentCheck>,
     pub pass: bool,
 }
@@ -281,6 +304,7 @@ pub fn compare(
         .filter(|c| c.model > 0 || c.measured.iter().any(|&n| n > 0))
         .collect();
     let mut checks = Vec::new();
+    let mut injections = Vec::new();
     for c in &counts {
         let real = median(c.measured.iter().map(|&n| n as f64).collect());
         checks.push(AdjustmentCheck {
@@ -299,10 +323,21 @@ pub fn compare(
         ),
     ] {
         let sim = model.raises(reason, 0.0);
-        let errors: Vec<f64> = measured
+        let real: Vec<Vec<f64>> = measured
             .iter()
-            .filter_map(|(a, _)| paired_time_error(&sim, &a.raises(reason, 0.0)))
+            .map(|(a, _)| a.raises(reason, 0.0))
             .collect();
+        let errors: Vec<f64> = real
+            .iter()
+            .filter_map(|r| paired_time_error(&sim, r))
+            .collect();
+        if !sim.is_empty() || real.iter().any(|r| !r.is_empty()) {
+            injections.push(InjectionTimes {
+                reason,
+                model_ms: sim.clone(),
+                measured_ms: real.clone(),
+            });
+        }
         if !errors.is_empty() {
             let value = median(errors);
             checks.push(AdjustmentCheck {
@@ -332,6 +367,7 @@ pub fn compare(
         runs: measured.len(),
         pass: checks.iter().all(|c| c.pass),
         reasons: counts,
+        injections,
         checks,
     })
 }
@@ -399,6 +435,60 @@ mod tests {
         assert_eq!(
             model_reason("thread-timed-out"),
             Some(AdjustmentReason::ThreadTimedOut)
+        );
+    }
+
+    #[test]
+    fn hill_climbings_first_adoption_is_an_initializing_adjustment_to_the_same_goal() {
+        let sample = |adopted, goal, new_goal| {
+            TraceEvent::Decision(Decision::HillClimbing {
+                transition: "Warmup",
+                adopted,
+                throughput: 1.0,
+                sample: SimDuration::from_ms(500),
+                thread_wave: 0.0,
+                throughput_wave: 0.0,
+                ratio: 0.0,
+                confidence: 0.0,
+                step: 0.0,
+                control_setting: f64::from(goal),
+                wave_magnitude: 1,
+                wave_high: false,
+                cpu_percent: 0,
+                goal,
+                new_goal,
+            })
+        };
+        let events = vec![
+            (
+                at(0),
+                TraceEvent::GoalChanged {
+                    goal: 2,
+                    reason: "min-threads",
+                },
+            ),
+            (at(650), sample(true, 2, 2)),
+            (at(2700), sample(false, 2, 3)),
+            (
+                at(2700),
+                TraceEvent::GoalChanged {
+                    goal: 3,
+                    reason: "Warmup",
+                },
+            ),
+        ];
+        let a = Account::from_model(&events);
+        let got: Vec<(f64, Option<u32>, u32, AdjustmentReason)> = a
+            .adjustments
+            .iter()
+            .map(|x| (x.at_ms, x.previous, x.goal, x.reason))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (650.0, Some(2), 2, AdjustmentReason::Initializing),
+                (2700.0, Some(2), 3, AdjustmentReason::Warmup),
+            ]
         );
     }
 

@@ -336,6 +336,23 @@ fn print_adjustments(a: &AdjustmentReport, runtime: &str) {
     if a.reasons.is_empty() {
         println!("(no adjustment in the model or in the runs)");
     }
+    let seconds = |v: &[f64]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter()
+                .map(|t| format!("{:.2}", t / 1000.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    };
+    for i in &a.injections {
+        println!("{} injections (s from t0):", i.reason.name());
+        println!("  model  {}", seconds(&i.model_ms));
+        for (k, r) in i.measured_ms.iter().enumerate() {
+            println!("  run {:<2} {}", k + 1, seconds(r));
+        }
+    }
     println!(
         "{:<24} {:>12} {:>12}  result",
         "adjustment check", "value", "tolerance"
