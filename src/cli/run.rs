@@ -203,7 +203,22 @@ pub fn run(args: RunArgs) -> i32 {
         }
         if args.png.is_some() || args.svg.is_some() {
             let timeline = Timeline::build(&result.trace, Some(&log.events));
-            let panels = [(shown.clone(), timeline)];
+            // With --runs, the chart says which of the outcomes it shows.
+            let title = match &spread {
+                Some(s) => match s.outcome_of(summary.makespan_ms, summary.threads_peak) {
+                    Some(k) => format!(
+                        "{shown} · seed {}: outcome {} of {} ({:.0} % of {} runs)",
+                        scenario.seed,
+                        k + 1,
+                        s.outcomes.len(),
+                        s.outcomes[k].share * 100.0,
+                        s.runs
+                    ),
+                    None => format!("{shown} · seed {}: did not complete", scenario.seed),
+                },
+                None => shown.clone(),
+            };
+            let panels = [(title, timeline)];
             if let Some(path) = &args.png {
                 files.push((path, render::render_png(&panels, &chart_options)?));
             }

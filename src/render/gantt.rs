@@ -394,7 +394,7 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         format!("scenario: {}", t.scenario),
         format!("policy: {}", t.policy),
         format!("seed {}", t.seed),
-        format!("{} cores", t.cores),
+        format!("{} core{}", t.cores, if t.cores == 1 { "" } else { "s" }),
         format!("{} items", thousands(t.items as u64)),
         format!("{} threads created", t.lanes.len()),
         format!("peak {} threads", t.max_threads()),

@@ -109,3 +109,54 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
         );
     }
 }
+
+#[test]
+fn a_chart_of_one_run_says_which_outcome_it_shows() {
+    // One core, .NET Core 3.1's model: the tiered-compilation phase gives
+    // several outcomes over 50 seeds; the chart is the run of seed 8.
+    let dir = std::env::temp_dir().join(format!("poolsim-outcome-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("one.svg");
+    let out = poolsim(&[
+        "run",
+        "scenarios/validation/one-core.toml",
+        "--policy",
+        "coreclr3-linux",
+        "--seed",
+        "8",
+        "--runs",
+        "50",
+        "--items",
+        "0",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("the run above (seed 8) is outcome "))
+        .expect("the table says which outcome");
+    let k: usize = line["the run above (seed 8) is outcome ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let outcomes = text.lines().filter(|l| l.contains("% of runs:")).count();
+    assert!(outcomes >= 2, "{text}");
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        chart.contains(&format!("seed 8: outcome {k} of {outcomes} (")),
+        "the chart's title names outcome {k} of {outcomes}"
+    );
+    assert!(
+        chart.contains("1 core ") || chart.contains("1 core<"),
+        "one core, not '1 cores'"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
