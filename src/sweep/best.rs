@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::spread::Quantiles;
 use crate::sweep::grid::Value;
 use crate::sweep::table::{METRICS, SweepTable, metric_index};
 
@@ -203,13 +204,16 @@ pub struct PointStats {
     pub mean: Vec<Option<f64>>,
     pub min: Vec<Option<f64>>,
     pub max: Vec<Option<f64>>,
+    /// Per metric: the spread over the seeds, by the code of `run --runs`
+    /// ([`Quantiles::of`]); `min` and `max` are its ends (the chart's band).
+    pub quantiles: Vec<Option<Quantiles>>,
 }
 
 /// Groups a table's rows by (point, policy), in run order (the scenario as
 /// written first).
 pub fn aggregate(table: &SweepTable) -> Vec<PointStats> {
     let mut index: HashMap<(Option<usize>, &str), usize> = HashMap::new();
-    let mut sums: Vec<(PointStats, Vec<(f64, usize)>)> = Vec::new();
+    let mut sums: Vec<(PointStats, Vec<Vec<f64>>)> = Vec::new();
     let completed = metric_index("completed").unwrap_or(0);
     for row in &table.rows {
         let i = *index
@@ -225,8 +229,9 @@ pub fn aggregate(table: &SweepTable) -> Vec<PointStats> {
                         mean: vec![None; METRICS.len()],
                         min: vec![None; METRICS.len()],
                         max: vec![None; METRICS.len()],
+                        quantiles: vec![None; METRICS.len()],
                     },
-                    vec![(0.0, 0); METRICS.len()],
+                    vec![Vec::new(); METRICS.len()],
                 ));
                 sums.len() - 1
             });
@@ -237,17 +242,26 @@ pub fn aggregate(table: &SweepTable) -> Vec<PointStats> {
         }
         for (m, v) in row.metrics.iter().enumerate() {
             if let Some(x) = v {
-                acc[m].0 += x;
-                acc[m].1 += 1;
-                stats.min[m] = Some(stats.min[m].map_or(*x, |y: f64| y.min(*x)));
-                stats.max[m] = Some(stats.max[m].map_or(*x, |y: f64| y.max(*x)));
+                acc[m].push(*x);
             }
         }
     }
     sums.into_iter()
         .map(|(mut stats, acc)| {
-            for (m, (sum, n)) in acc.into_iter().enumerate() {
-                stats.mean[m] = (n > 0).then(|| sum / n as f64);
+            for (m, values) in acc.into_iter().enumerate() {
+                if values.is_empty() {
+                    continue;
+                }
+                // Summed in run order, as before: the mean's bytes stay.
+                let mut sum = 0.0;
+                for x in &values {
+                    sum += x;
+                }
+                stats.mean[m] = Some(sum / values.len() as f64);
+                let q = Quantiles::of(values);
+                stats.min[m] = Some(q.min);
+                stats.max[m] = Some(q.max);
+                stats.quantiles[m] = Some(q);
             }
             stats
         })
@@ -612,5 +626,30 @@ mod tests {
         let r = find_best(&table, &none);
         assert!(r.best.is_none());
         assert!(r.text(&table.keys).contains("no point meets"));
+    }
+
+    #[test]
+    fn a_points_band_is_the_spread_of_its_seeds() {
+        let makespans = [700.0, 400.0, 900.0, 500.0];
+        let table = SweepTable {
+            keys: vec!["k".into()],
+            runs: makespans.len(),
+            fingerprint: "f".into(),
+            rows: makespans
+                .iter()
+                .enumerate()
+                .map(|(run, &ms)| row(run, Some(0), "p", ms, 0.0))
+                .collect(),
+        };
+        let stats = aggregate(&table);
+        let mk = m("makespan_ms");
+        let q = Quantiles::of(makespans.to_vec());
+        assert_eq!(stats[0].quantiles[mk], Some(q));
+        assert_eq!(
+            (stats[0].min[mk], stats[0].max[mk]),
+            (Some(400.0), Some(900.0))
+        );
+        assert_eq!(stats[0].mean[mk], Some(625.0));
+        assert_eq!(q.p50, 500.0);
     }
 }
