@@ -92,6 +92,26 @@ pub fn model_reason(name: &str) -> Option<AdjustmentReason> {
     })
 }
 
+/// A trace sink that keeps only what an [`Account`] is made of (goal
+/// changes and hill climbing's adoptions): O(adjustments) memory where an
+/// [`crate::trace::EventLog`] keeps every event.
+#[derive(Clone, Debug, Default)]
+pub struct AccountSink {
+    pub events: Vec<(SimTime, TraceEvent)>,
+}
+
+impl crate::trace::TraceSink for AccountSink {
+    fn record(&mut self, at: SimTime, event: TraceEvent) {
+        if matches!(
+            event,
+            TraceEvent::GoalChanged { .. }
+                | TraceEvent::Decision(Decision::HillClimbing { adopted: true, .. })
+        ) {
+            self.events.push((at, event));
+        }
+    }
+}
+
 impl Account {
     /// The model's goal changes, from the events a run recorded (an
     /// [`crate::trace::EventLog`]), as the runtime would log them.
@@ -184,6 +204,15 @@ impl Account {
             .last()
             .map(|a| a.goal)
             .or(self.initial_goal)
+    }
+
+    /// How many adjustments each reason made, in code order, by the
+    /// runtime's name for it (as `poolsim import` counts a real trace's).
+    pub fn count_by_reason(&self) -> Vec<(String, usize)> {
+        self.reasons()
+            .into_iter()
+            .map(|r| (r.name(), self.count(r, f64::NEG_INFINITY)))
+            .collect()
     }
 
     /// The reasons present, in code order.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use poolsim::account::{Account, AccountSink};
 use poolsim::counters::counters_csv;
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
@@ -15,7 +16,7 @@ use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::time::{SimDuration, SimTime};
-use poolsim::trace::{EventLog, NullSink, Trace};
+use poolsim::trace::{EventLog, Trace};
 use poolsim::verdict::{Verdict, starvation_verdict};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
@@ -39,8 +40,8 @@ Exit codes: 0 the run completed; 2 bad input (scenario, policy, flags,
 output path); 3 the run did not complete (deadlock, time limit, stall,
 event budget), said in the summary.
 
-The scenario format: poolsim help-scenario (or poolsim new FILE for a
-commented starter).")]
+The scenario format: poolsim new FILE writes a commented starter; the
+README's \"Scenario files\" lists every key.")]
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
@@ -153,10 +154,12 @@ pub fn run(args: RunArgs) -> i32 {
         || args.chrome.is_some()
         || args.counters.is_some();
     let mut log = EventLog::default();
+    // Without detail outputs only the goal changes are kept (the account).
+    let mut goals = AccountSink::default();
     let mut result = if detail {
         engine::simulate(&scenario, &policy, &mut log, &options)
     } else {
-        engine::simulate(&scenario, &policy, &mut NullSink, &options)
+        engine::simulate(&scenario, &policy, &mut goals, &options)
     };
     result.trace.policy = shown.clone();
     let summary = metrics::summarize(&result.trace);
@@ -243,6 +246,7 @@ pub fn run(args: RunArgs) -> i32 {
         return EXIT_INPUT;
     }
 
+    let account = Account::from_model(if detail { &log.events } else { &goals.events });
     if args.json {
         let mut value = match serde_json::to_value(&summary) {
             Ok(v) => v,
@@ -261,6 +265,16 @@ pub fn run(args: RunArgs) -> i32 {
             }
             obj.insert("outcome".into(), outcome_json(&result.outcome));
             obj.insert("events".into(), result.events.into());
+            // The goal changes as the runtime logs them
+            // (ThreadPoolWorkerThreadAdjustmentAdjustment), as `import` reads them.
+            obj.insert(
+                "adjustments".into(),
+                serde_json::to_value(&account.adjustments).unwrap_or_default(),
+            );
+            obj.insert(
+                "adjustments_by_reason".into(),
+                serde_json::to_value(account.count_by_reason()).unwrap_or_default(),
+            );
             obj.insert(
                 "starvation".into(),
                 serde_json::to_value(&verdict).unwrap_or_default(),
@@ -275,6 +289,7 @@ pub fn run(args: RunArgs) -> i32 {
             print_items(&result.trace, args.items);
         }
         print_summary(&summary, &result.outcome);
+        print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
             print_spread(s, &summary);
@@ -507,6 +522,20 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
     for line in outcome_lines(outcome) {
         println!("{line}");
     }
+}
+
+/// The model's goal changes by the runtime's reason for them, as a .NET
+/// trace would show them (nothing for a model without a goal).
+fn print_adjustments(account: &Account) {
+    let counts = account.count_by_reason();
+    if counts.is_empty() {
+        return;
+    }
+    let text: Vec<String> = counts.iter().map(|(r, n)| format!("{n} {r}")).collect();
+    println!(
+        "adjustments   {}   (ThreadPoolWorkerThreadAdjustmentAdjustment, by Reason)",
+        text.join(", ")
+    );
 }
 
 /// What an incomplete run's summary says about how it ended (nothing for a

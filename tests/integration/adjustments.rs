@@ -202,3 +202,72 @@ fn validate_prints_the_adjustment_checks_next_to_the_timing_checks() {
             .any(|r| r["reason"] == "Starvation" && r["code"] == 6)
     );
 }
+
+#[test]
+fn run_prints_the_models_adjustments_as_the_runtime_logs_them() {
+    let out = crate::common::poolsim(&["run", "scenarios/seed-001-burst.toml", "--items", "0"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("adjustments   4 Starvation   (ThreadPoolWorkerThreadAdjustmentAdjustment"),
+        "{text}"
+    );
+    let out = crate::common::poolsim(&["run", "scenarios/seed-001-burst.toml", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let adjustments = v["adjustments"].as_array().unwrap();
+    let created = &v["threads_created_by_reason"]["starvation"];
+    assert_eq!(adjustments.len() as u64, created.as_u64().unwrap());
+    for (k, a) in adjustments.iter().enumerate() {
+        assert_eq!(a["reason"], "Starvation");
+        // Goal 4 -> 5 -> ... one a gate tick.
+        assert_eq!(a["goal"], 5 + k as u64);
+        assert_eq!(a["previous"], 4 + k as u64);
+    }
+    assert_eq!(
+        v["adjustments_by_reason"],
+        serde_json::json!([["Starvation", 4]])
+    );
+    // The same account whether or not a chart asks for every event.
+    let dir = std::env::temp_dir().join(format!("poolsim-adj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("c.png");
+    let out = crate::common::poolsim(&[
+        "run",
+        "scenarios/seed-001-burst.toml",
+        "--json",
+        "--png",
+        png.to_str().unwrap(),
+    ]);
+    let w: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["adjustments"], v["adjustments"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_portable_pools_cooperative_blocking_is_reason_8() {
+    let s = poolsim::scenario::load::parse_scenario(
+        r#"
+        name = "8 x Task.Delay(1000).Wait() on 2 cores"
+        [machine]
+        cores = 2
+        [pool]
+        policy = "net8"
+        [[group]]
+        count = 8
+        body = [ { wait_ms = 1000 } ]
+        "#,
+        "t.toml",
+    )
+    .unwrap();
+    let mut log = EventLog::default();
+    let policy = resolve_policy("net8").unwrap();
+    engine::simulate(&s, &policy, &mut log, &SimOptions::default());
+    let a = Account::from_model(&log.events);
+    let blocking: Vec<_> = a
+        .adjustments
+        .iter()
+        .filter(|x| x.reason == AdjustmentReason::CooperativeBlocking)
+        .collect();
+    assert!(!blocking.is_empty(), "{a:?}");
+    assert!(blocking.iter().all(|x| x.reason.code() == 8));
+    assert_eq!(a.initial_goal, Some(2));
+}
