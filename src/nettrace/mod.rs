@@ -65,10 +65,12 @@
 //! ```
 
 mod bytes;
+pub mod draft;
 mod error;
 pub mod events;
 mod items;
 mod reader;
+pub mod replay;
 pub mod synth;
 mod timeline;
 
