@@ -16,6 +16,7 @@ use poolsim::nettrace::{
 };
 use poolsim::output::{self, human_ms};
 use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::scenario::load::parse_scenario;
 
 use super::EXIT_INPUT;
 
@@ -131,6 +132,11 @@ fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
     if let Some(path) = &args.scenario {
         let draft = draft_scenario(t, &source)?;
+        // What is written must load: an extreme trace (times or counts
+        // past the scenario's limits) is refused here, not by `run` later.
+        if let Err(e) = parse_scenario(&draft.toml, &path.display().to_string()) {
+            anyhow::bail!("the scenario drafted from this trace does not load:\n{e}");
+        }
         files.push((path, draft.toml.into_bytes()));
     }
     if args.png.is_some() || args.svg.is_some() || args.chrome.is_some() {

@@ -128,16 +128,16 @@ pub fn imported_run(t: &PoolTimeline, name: &str) -> ImportedRun {
                     reason,
                 },
             ));
-        } else if let Some(lane) = lanes.lane_at(p.thread_id, when) {
-            if lanes.records[lane].exited.is_none() {
-                lanes.records[lane].exited = Some(when);
-                events.push((
-                    when,
-                    TraceEvent::ThreadExited {
-                        thread: lane as ThreadId,
-                    },
-                ));
-            }
+        } else if let Some(lane) = lanes.lane_at(p.thread_id, when)
+            && lanes.records[lane].exited.is_none()
+        {
+            lanes.records[lane].exited = Some(when);
+            events.push((
+                when,
+                TraceEvent::ThreadExited {
+                    thread: lane as ThreadId,
+                },
+            ));
         }
     }
     // Threads that ran items but never started within the trace.
