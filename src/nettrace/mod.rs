@@ -31,6 +31,9 @@
 //!   last sequence number of each capture thread (forgotten at every
 //!   sequence point), plus in [`read_events`] the decoded thread-pool
 //!   events of one sequence-point window (at most [`MAX_WINDOW_EVENTS`]).
+//!   [`PoolTimeline`] adds one entry per thread start, stop and adjustment,
+//!   and the work items bounded as [`WorkItems`] says (at most 262,144
+//!   item records and 524,288 queue-length points; counts go on).
 //! - No panic on any input: every read is bounds-checked, lengths are
 //!   capped, arithmetic is checked or wrapping; a truncated, zeroed or
 //!   random file gives a [`NetTraceError`] with the byte offset. Every event
