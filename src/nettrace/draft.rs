@@ -254,7 +254,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     );
     let _ = writeln!(
         s,
-        "# - {} phases: arrivals less than {} ms apart form one; within a phase, pool times \
+        "# - phases: {}; arrivals less than {} ms apart form one; within a phase, pool times \
          within 5 % (+0.5 ms) share one group and their mean; a group's arrivals are at once \
          (at_ms) when they span at most 1 ms, else evenly spaced (every_ms).",
         phases.len(),
@@ -272,21 +272,21 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     if at_trace_end > 0 {
         let _ = writeln!(
             s,
-            "# - {at_trace_end} items were still running when the trace ended: their pool \
-             time runs to the trace's last event (an upper bound)."
+            "# - items still running when the trace ended: {at_trace_end}; their pool time \
+             runs to the trace's last event (an upper bound)."
         );
     }
     if no_enqueue > 0 {
         let _ = writeln!(
             s,
-            "# - {no_enqueue} items were taken with no enqueue in the trace: they arrive at \
+            "# - items taken with no enqueue in the trace: {no_enqueue}; they arrive at \
              their dequeue."
         );
     }
     if never_dequeued > 0 {
         let _ = writeln!(
             s,
-            "# - {never_dequeued} items were never taken: their body is the median pool time, \
+            "# - items never taken: {never_dequeued}; their body is the median pool time, \
              {} ms.",
             num(median)
         );
@@ -294,7 +294,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     if w.records_dropped > 0 {
         let _ = writeln!(
             s,
-            "# - {} items past the first {} are left out.",
+            "# - items past the first {1} left out: {0}.",
             w.records_dropped,
             w.records.len()
         );
