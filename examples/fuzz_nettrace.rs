@@ -9,9 +9,21 @@
 //! synthetic `synth::sample_trace()`. Each input is a seed with 1 to 8
 //! mutations (byte set / xor, insertion, deletion, truncation, a 32-bit
 //! word set to an extreme, a region copied elsewhere), read with
-//! `PoolTimeline::read`. A panic is a crash and an input over 2 s a hang:
-//! either is saved in `output/fuzz-crashes/` (`nettrace-SEED-N.bin`) and
-//! the run exits 1. Default: 100,000 inputs.
+//! `PoolTimeline::read`; every input that decodes also goes through what
+//! `poolsim import` does with a timeline: the charts' run
+//! (`replay::imported_run`, the `Timeline`, the Chrome JSON) and a drafted
+//! scenario (`draft::draft_scenario`, then loaded with `parse_scenario`).
+//! A panic is a crash and an input over 2 s a hang: either is saved in
+//! `output/fuzz-crashes/` (`nettrace-SEED-N.bin`) and the run exits 1.
+//! Default: 100,000 inputs.
+//!
+//! Last run (2026-12-04, issue 13, seeds: the synthetic trace and the
+//! three recorded fixtures, net8-items.nettrace among them):
+//! `cargo run --release --example fuzz_nettrace -- --inputs 100000`
+//! ran 100,000 inputs in 1.9 s with no panic and no hang: 9,229 decoded
+//! (and went through the replay and the draft), 69,425 format errors,
+//! 20,856 truncated, 313 unsupported, 177 over a limit. `--seed 7
+//! --inputs 300000`: likewise, 27,774 decoded.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -20,7 +32,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use poolsim::nettrace::{NetTraceError, PoolTimeline, synth};
+use poolsim::nettrace::{NetTraceError, PoolTimeline, draft, replay, synth};
+use poolsim::render::Timeline;
+use poolsim::scenario::load::parse_scenario;
+
+/// What `poolsim import` does with a trace: read it, build the charts' run
+/// and draft a scenario (loading it as `run` would).
+fn import(bytes: &[u8]) -> Result<(), NetTraceError> {
+    let t = PoolTimeline::read(bytes)?;
+    let run = replay::imported_run(&t, "fuzz");
+    let _ = Timeline::build(&run.trace, Some(&run.events));
+    let _ = replay::chrome_json(&run, &t);
+    if let Ok(d) = draft::draft_scenario(&t, "fuzz") {
+        let _ = parse_scenario(&d.toml, "fuzz.toml");
+    }
+    Ok(())
+}
 
 static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
 
@@ -195,7 +222,7 @@ fn main() {
             mutate(&mut bytes, &mut rng);
         }
         let t0 = Instant::now();
-        let result = panic::catch_unwind(|| PoolTimeline::read(&bytes[..]));
+        let result = panic::catch_unwind(|| import(&bytes));
         let took = t0.elapsed();
         bytes_read += bytes.len() as u64;
         if took > slowest.0 {

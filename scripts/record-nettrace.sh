@@ -13,12 +13,20 @@
 # The program's own output goes to OUT.txt beside the trace.
 # RUNDOWN=0 in the environment sets DOTNET_EventPipeRundown=0: no method
 # rundown at the end of the trace (the bulk of a short trace's bytes).
+# WORK_ITEMS=1 adds the provider that logs each work item (.NET 6+ log them
+# from managed code, not from the runtime provider):
+#   System.Diagnostics.Eventing.FrameworkEventSource:0x12:5
+#     (keywords ThreadPool 0x2 | ThreadTransfer 0x10, level 5 = Verbose:
+#     ThreadPoolEnqueueWork 30 and ThreadPoolDequeueWork 31)
+# EXTRA_PROVIDERS='Name:keywords:level[,...]' appends other providers to
+# DOTNET_EventPipeConfig (comma-separated, as the runtime reads it).
 #
 # Needs: mcs (scripts/install-runtimes.sh mono) and the runtime
 # (scripts/install-runtimes.sh net8 | coreclr3).
 #
 # Usage: scripts/record-nettrace.sh [net8|coreclr3] OUT.nettrace [ITEMS [SLEEP_MS]]
 #   e.g. scripts/record-nettrace.sh net8 tests/fixtures/nettrace/net8-burst20.nettrace 20 500
+#        RUNDOWN=0 WORK_ITEMS=1 scripts/record-nettrace.sh net8 tests/fixtures/nettrace/net8-items.nettrace 20 500
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 runtime=${1:-net8}
@@ -50,7 +58,14 @@ mkdir -p "$(dirname "$abs_out")"
 rm -f "$abs_out"
 txt="${abs_out%.nettrace}.txt"
 config='Microsoft-Windows-DotNETRuntime:0x10000:5'
+if [ "${WORK_ITEMS:-0}" = 1 ]; then
+  config="$config,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5"
+fi
+if [ -n "${EXTRA_PROVIDERS:-}" ]; then
+  config="$config,$EXTRA_PROVIDERS"
+fi
 rundown=${RUNDOWN:-1}
+echo "DOTNET_EventPipeConfig=$config DOTNET_EventPipeRundown=$rundown" >&2
 set +e
 env DOTNET_ROOT="$dotnet_dir" \
   DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$abs_out" DOTNET_EventPipeConfig="$config" \

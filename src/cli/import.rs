@@ -1,13 +1,22 @@
 //! `poolsim import`: read an EventPipe trace (.nettrace) of a real .NET
-//! process and print its thread pool's timeline.
+//! process and print its thread pool's timeline; draw it as `poolsim run`
+//! draws a simulation (`--png`, `--svg`, `--chrome`, built by
+//! `poolsim::nettrace::replay`), and draft a replayable scenario from its
+//! work items (`--scenario`, `poolsim::nettrace::draft`).
 
 use std::fs::File;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use poolsim::nettrace::{GoalChange, NetTraceError, PoolTimeline, TraceInfo};
-use poolsim::output::human_ms;
+use poolsim::nettrace::draft::draft_scenario;
+use poolsim::nettrace::replay::{chrome_json, imported_run};
+use poolsim::nettrace::{
+    FRAMEWORK_ITEMS_CONFIG, GoalChange, NetTraceError, PoolTimeline, TraceInfo,
+};
+use poolsim::output::{self, human_ms};
+use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::scenario::load::parse_scenario;
 
 use super::EXIT_INPUT;
 
@@ -17,11 +26,17 @@ Record a trace without dotnet-trace (.NET 5 to 8 write it themselves):
   DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath=app.nettrace \\
   DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5' dotnet app.dll
 (keyword 0x10000 = Threading, level 5 = Verbose; scripts/record-nettrace.sh
-does this for the burst program of tests/fixtures/nettrace).
+does this for the burst program of tests/fixtures/nettrace). For the work
+items (queue length, per-item times, --scenario) add the provider .NET 6+
+log them with:
+  DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5'
 
 Examples:
   poolsim import app.nettrace
   poolsim import tests/fixtures/nettrace/net8-starvation.nettrace --json
+  poolsim import tests/fixtures/nettrace/net8-items.nettrace --png items.png --chrome items.json
+  poolsim import tests/fixtures/nettrace/net8-items.nettrace --scenario items.toml
+  poolsim run items.toml
 
 Times are milliseconds since the trace started (its sync time).
 Exit codes: 0 the trace was read; 2 bad input (missing file, not a
@@ -32,6 +47,22 @@ pub struct ImportArgs {
     /// Print the timeline as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Draw the trace as `poolsim run --png` draws a run: one lane per
+    /// worker thread (its items, its start with the reason it is owed to),
+    /// threads and goal and queue length over time.
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The same chart as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub svg: Option<PathBuf>,
+    /// Write a Chrome / Perfetto trace (threads, items, counters, and each
+    /// goal adjustment with its reason).
+    #[arg(long, value_name = "FILE.json")]
+    pub chrome: Option<PathBuf>,
+    /// Draft a replayable scenario from the work items (needs their events,
+    /// see below): arrivals from the enqueues, bodies from the pool times.
+    #[arg(long, value_name = "OUT.toml")]
+    pub scenario: Option<PathBuf>,
 }
 
 pub fn run(args: ImportArgs) -> i32 {
@@ -54,6 +85,10 @@ pub fn run(args: ImportArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
+    if let Err(e) = write_outputs(&args, &timeline) {
+        eprintln!("error: {e:#}");
+        return EXIT_INPUT;
+    }
     if args.json {
         let mut value = match serde_json::to_value(&timeline) {
             Ok(v) => v,
@@ -69,7 +104,59 @@ pub fn run(args: ImportArgs) -> i32 {
     } else {
         print_timeline(&args, &timeline);
     }
+    if let Some(path) = &args.scenario {
+        eprintln!(
+            "wrote {} (replay: poolsim run {})",
+            path.display(),
+            path.display()
+        );
+    }
     0
+}
+
+/// Renders and drafts every output asked for, then writes them all (a
+/// failure leaves no file behind).
+fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
+    let outputs = [
+        ("--png", args.png.as_deref(), "png"),
+        ("--svg", args.svg.as_deref(), "svg"),
+        ("--chrome", args.chrome.as_deref(), "json"),
+        ("--scenario", args.scenario.as_deref(), "toml"),
+    ];
+    output::check_outputs(&outputs, &[args.trace.as_path()])?;
+    let source = args.trace.display().to_string();
+    let name = args
+        .trace
+        .file_name()
+        .map_or_else(|| source.clone(), |n| n.to_string_lossy().into_owned());
+    let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
+    if let Some(path) = &args.scenario {
+        let draft = draft_scenario(t, &source)?;
+        // What is written must load: an extreme trace (times or counts
+        // past the scenario's limits) is refused here, not by `run` later.
+        if let Err(e) = parse_scenario(&draft.toml, &path.display().to_string()) {
+            anyhow::bail!("the scenario drafted from this trace does not load:\n{e}");
+        }
+        files.push((path, draft.toml.into_bytes()));
+    }
+    if args.png.is_some() || args.svg.is_some() || args.chrome.is_some() {
+        let run = imported_run(t, &name);
+        if args.png.is_some() || args.svg.is_some() {
+            let timeline = Timeline::build(&run.trace, Some(&run.events));
+            let panels = [("recorded".to_string(), timeline)];
+            let options = ChartOptions::default();
+            if let Some(path) = &args.png {
+                files.push((path, render::render_png(&panels, &options)?));
+            }
+            if let Some(path) = &args.svg {
+                files.push((path, render::render_svg(&panels, &options)?.into_bytes()));
+            }
+        }
+        if let Some(path) = &args.chrome {
+            files.push((path, chrome_json(&run, t).into_bytes()));
+        }
+    }
+    output::write_all_atomic(&files)
 }
 
 fn ms(ns: i64) -> f64 {
@@ -297,12 +384,7 @@ fn print_timeline(args: &ImportArgs, t: &PoolTimeline) {
     if let Some(w) = t.max_working_threads {
         println!("  working        at most {w} threads processing work");
     }
-    if t.enqueued > 0 || t.dequeued > 0 {
-        println!(
-            "  work items     {} enqueued, {} dequeued",
-            t.enqueued, t.dequeued
-        );
-    }
+    print_items(t);
     if let (Some(f), Some(l)) = (t.first_event_ns, t.last_event_ns) {
         println!(
             "  span           {} to {} ({})",
@@ -310,5 +392,85 @@ fn print_timeline(args: &ImportArgs, t: &PoolTimeline) {
             human_ms(ms(l)),
             human_ms(ms(t.duration_ns()))
         );
+    }
+}
+
+/// The work items' summary line(s), or how to record them.
+fn print_items(t: &PoolTimeline) {
+    let w = &t.items;
+    if w.is_empty() {
+        println!("  work items     no item events (add {FRAMEWORK_ITEMS_CONFIG} to record them)");
+        return;
+    }
+    let source = match w.source {
+        Some(poolsim::nettrace::ItemSource::Runtime) => "DotNETRuntime 61/62",
+        _ => "FrameworkEventSource 30/31",
+    };
+    println!(
+        "  work items     {} enqueued, {} dequeued ({source}), queue peak {}{}",
+        w.enqueued,
+        w.dequeued,
+        w.max_queue,
+        if w.never_dequeued > 0 {
+            format!(", {} never dequeued", w.never_dequeued)
+        } else {
+            String::new()
+        }
+    );
+    let stats = |d: &poolsim::nettrace::DurationStats| match (d.mean_ms(), d.min_ns, d.max_ns) {
+        (Some(mean), Some(min), Some(max)) => format!(
+            "mean {}   min {}   max {}",
+            human_ms(mean),
+            human_ms(ms(min)),
+            human_ms(ms(max))
+        ),
+        _ => "-".to_string(),
+    };
+    println!(
+        "  queue time     {}   (enqueue -> dequeue)",
+        stats(&w.queue_time)
+    );
+    println!(
+        "  pool time      {}   (dequeue -> the thread's next dequeue, wait or stop)",
+        stats(&w.pool_time)
+    );
+    if let Some(span) = w.span_ns() {
+        println!(
+            "  items span     {} (first item event to the last item's end){}",
+            human_ms(ms(span)),
+            if w.running_at_end > 0 {
+                format!(
+                    "; {} running when the trace ended (ended at its last event)",
+                    w.running_at_end
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    let mut notes = Vec::new();
+    if w.repeated_enqueues > 0 {
+        notes.push(format!(
+            "{} repeated enqueues of a waiting id",
+            w.repeated_enqueues
+        ));
+    }
+    if w.dequeued_without_enqueue > 0 {
+        notes.push(format!(
+            "{} dequeues with no enqueue in the trace",
+            w.dequeued_without_enqueue
+        ));
+    }
+    if w.other_source_events > 0 {
+        notes.push(format!(
+            "{} item events of the other source ignored",
+            w.other_source_events
+        ));
+    }
+    if w.records_dropped > 0 {
+        notes.push(format!("{} items counted but not kept", w.records_dropped));
+    }
+    if !notes.is_empty() {
+        println!("  items note     {}", notes.join(", "));
     }
 }

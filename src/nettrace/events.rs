@@ -22,6 +22,27 @@
 //! A payload longer than the layout (a later event version appending
 //! fields) decodes; a shorter one does not (the event is counted and
 //! skipped). A missing trailing ClrInstanceID is tolerated.
+//!
+//! # Work items (.NET 6+)
+//!
+//! The portable pool does not write 61/62. Its managed queue,
+//! `ThreadPoolWorkQueue` (dotnet/runtime
+//! `src/libraries/System.Private.CoreLib/src/System/Threading/ThreadPoolWorkQueue.cs`),
+//! logs every item through `FrameworkEventSource` (same repository,
+//! `.../System/Diagnostics/Tracing/FrameworkEventSource.cs`), provider
+//! `System.Diagnostics.Eventing.FrameworkEventSource`, when it is enabled at
+//! level Verbose for keyword ThreadPool 0x2 or ThreadTransfer 0x10:
+//!
+//! | id | event | payload | written |
+//! |---|---|---|---|
+//! | 30 | ThreadPoolEnqueueWork | i64 workID | `Enqueue`, `EnqueueAtHighPriority` (and again by `TransferLocalWork` when a parked thread hands its local items back) |
+//! | 31 | ThreadPoolDequeueWork | i64 workID | `Dispatch`, just before the item runs on the dequeuing thread |
+//!
+//! The workID is the item object's `GetHashCode()` widened to 64 bits (the
+//! source's comment: a hash code, not an address, since objects move; there
+//! may be collisions). .NET Framework wrote the object's address instead.
+//! No ClrInstanceID follows. These events carry their names in their
+//! metadata, but they are matched, like the runtime's, by provider and id.
 
 use std::fmt;
 
@@ -33,6 +54,18 @@ use super::bytes::Bytes;
 pub const DOTNET_RUNTIME_PROVIDER: &str = "Microsoft-Windows-DotNETRuntime";
 /// The Threading keyword that enables the thread-pool events.
 pub const THREADING_KEYWORD: u64 = 0x10000;
+/// The managed provider whose events 30 and 31 are the work items (.NET 6+).
+pub const FRAMEWORK_EVENT_SOURCE_PROVIDER: &str =
+    "System.Diagnostics.Eventing.FrameworkEventSource";
+/// FrameworkEventSource's ThreadPool keyword.
+pub const FRAMEWORK_THREAD_POOL_KEYWORD: u64 = 0x2;
+/// FrameworkEventSource's ThreadTransfer keyword.
+pub const FRAMEWORK_THREAD_TRANSFER_KEYWORD: u64 = 0x10;
+/// The `DOTNET_EventPipeConfig` entry that records the work items.
+pub const FRAMEWORK_ITEMS_CONFIG: &str = "System.Diagnostics.Eventing.FrameworkEventSource:0x12:5";
+
+pub const EVENT_ENQUEUE_WORK: u32 = 30;
+pub const EVENT_DEQUEUE_WORK: u32 = 31;
 
 pub const EVENT_WORKER_THREAD_START: u32 = 50;
 pub const EVENT_WORKER_THREAD_STOP: u32 = 51;
@@ -45,9 +78,14 @@ pub const EVENT_WORKING_THREAD_COUNT: u32 = 60;
 pub const EVENT_ENQUEUE: u32 = 61;
 pub const EVENT_DEQUEUE: u32 = 62;
 
-/// True for the event ids this module decodes.
+/// True for the DotNETRuntime event ids this module decodes.
 pub fn is_pool_event_id(id: u32) -> bool {
     matches!(id, 50 | 51 | 54 | 55 | 56 | 57 | 59 | 60 | 61 | 62)
+}
+
+/// True for the FrameworkEventSource event ids this module decodes.
+pub fn is_framework_event_id(id: u32) -> bool {
+    matches!(id, EVENT_ENQUEUE_WORK | EVENT_DEQUEUE_WORK)
 }
 
 /// Why the pool changed its thread-count goal
@@ -98,6 +136,22 @@ impl AdjustmentReason {
             AdjustmentReason::ThreadTimedOut => 7,
             AdjustmentReason::CooperativeBlocking => 8,
             AdjustmentReason::Other(n) => n,
+        }
+    }
+
+    /// The runtime's name for a known reason, `"Other"` for an unknown one.
+    pub fn static_name(self) -> &'static str {
+        match self {
+            AdjustmentReason::Warmup => "Warmup",
+            AdjustmentReason::Initializing => "Initializing",
+            AdjustmentReason::RandomMove => "RandomMove",
+            AdjustmentReason::ClimbingMove => "ClimbingMove",
+            AdjustmentReason::ChangePoint => "ChangePoint",
+            AdjustmentReason::Stabilizing => "Stabilizing",
+            AdjustmentReason::Starvation => "Starvation",
+            AdjustmentReason::ThreadTimedOut => "ThreadTimedOut",
+            AdjustmentReason::CooperativeBlocking => "CooperativeBlocking",
+            AdjustmentReason::Other(_) => "Other",
         }
     }
 
@@ -175,6 +229,12 @@ pub enum PoolEvent {
     Enqueue { work_id: u64 },
     /// 62: a work item was taken.
     Dequeue { work_id: u64 },
+    /// FrameworkEventSource 30: a work item was queued (.NET 6+); the id
+    /// is the item's hash code.
+    EnqueueWork { work_id: u64 },
+    /// FrameworkEventSource 31: a work item is about to run on the thread
+    /// of the event.
+    DequeueWork { work_id: u64 },
 }
 
 impl PoolEvent {
@@ -191,6 +251,8 @@ impl PoolEvent {
             PoolEvent::WorkingThreadCount { .. } => "ThreadPoolWorkingThreadCount",
             PoolEvent::Enqueue { .. } => "ThreadPoolEnqueue",
             PoolEvent::Dequeue { .. } => "ThreadPoolDequeue",
+            PoolEvent::EnqueueWork { .. } => "ThreadPoolEnqueueWork",
+            PoolEvent::DequeueWork { .. } => "ThreadPoolDequeueWork",
         }
     }
 }
@@ -271,6 +333,18 @@ pub fn decode_pool_event(
     Some((event, b.u16()))
 }
 
+/// Decodes the payload of FrameworkEventSource event `event_id`; `None` if
+/// the id is not 30 or 31 or the payload is shorter than its i64.
+pub fn decode_framework_event(event_id: u32, payload: &[u8]) -> Option<PoolEvent> {
+    let mut b = Bytes::new(payload);
+    let work_id = b.u64()?;
+    match event_id {
+        EVENT_ENQUEUE_WORK => Some(PoolEvent::EnqueueWork { work_id }),
+        EVENT_DEQUEUE_WORK => Some(PoolEvent::DequeueWork { work_id }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,5 +413,24 @@ mod tests {
             Some((PoolEvent::AdjustmentStats(_), Some(0)))
         ));
         assert!(decode_pool_event(56, &stats[..73], 8).is_none());
+    }
+
+    #[test]
+    fn decodes_framework_items() {
+        let id = 0x01f5_50a4u64.to_le_bytes();
+        assert_eq!(
+            decode_framework_event(30, &id),
+            Some(PoolEvent::EnqueueWork {
+                work_id: 0x01f5_50a4
+            })
+        );
+        assert_eq!(
+            decode_framework_event(31, &id),
+            Some(PoolEvent::DequeueWork {
+                work_id: 0x01f5_50a4
+            })
+        );
+        assert_eq!(decode_framework_event(31, &id[..7]), None);
+        assert_eq!(decode_framework_event(150, &id), None);
     }
 }

@@ -31,6 +31,9 @@
 //!   last sequence number of each capture thread (forgotten at every
 //!   sequence point), plus in [`read_events`] the decoded thread-pool
 //!   events of one sequence-point window (at most [`MAX_WINDOW_EVENTS`]).
+//!   [`PoolTimeline`] adds one entry per thread start, stop and adjustment,
+//!   and the work items bounded as [`WorkItems`] says (at most 262,144
+//!   item records and 524,288 queue-length points; counts go on).
 //! - No panic on any input: every read is bounds-checked, lengths are
 //!   capped, arithmetic is checked or wrapping; a truncated, zeroed or
 //!   random file gives a [`NetTraceError`] with the byte offset. Every event
@@ -42,9 +45,14 @@
 //!
 //! The thread-pool events of Microsoft-Windows-DotNETRuntime (keyword
 //! 0x10000), matched by provider and event id (the runtime's native events
-//! carry no names in their metadata): see [`events`] for the ids and
-//! layouts, [`PoolEvent`] for the typed result and [`PoolTimeline`] for
-//! what `poolsim import` prints.
+//! carry no names in their metadata), and the work items .NET 6+ log
+//! through System.Diagnostics.Eventing.FrameworkEventSource (events 30 and
+//! 31, keyword 0x2 or 0x10, level 5; written by dotnet/runtime's
+//! `ThreadPoolWorkQueue.cs`): see [`events`] for the ids and layouts,
+//! [`PoolEvent`] for the typed result, [`PoolTimeline`] for what `poolsim
+//! import` prints and [`WorkItems`] for the items paired up. From a
+//! timeline, [`replay`] builds the [`crate::trace::Trace`] the charts draw,
+//! and [`draft`] a replayable scenario.
 //!
 //! ```no_run
 //! use poolsim::nettrace::{read_events, PoolEvent};
@@ -60,9 +68,12 @@
 //! ```
 
 mod bytes;
+pub mod draft;
 mod error;
 pub mod events;
+mod items;
 mod reader;
+pub mod replay;
 pub mod synth;
 mod timeline;
 
@@ -70,9 +81,11 @@ use std::io::{BufReader, Read};
 
 pub use error::NetTraceError;
 pub use events::{
-    AdjustmentReason, AdjustmentStats, DOTNET_RUNTIME_PROVIDER, PoolEvent, THREADING_KEYWORD,
-    TimedEvent, decode_pool_event,
+    AdjustmentReason, AdjustmentStats, DOTNET_RUNTIME_PROVIDER, FRAMEWORK_EVENT_SOURCE_PROVIDER,
+    FRAMEWORK_ITEMS_CONFIG, PoolEvent, THREADING_KEYWORD, TimedEvent, decode_framework_event,
+    decode_pool_event,
 };
+pub use items::{DurationStats, ItemEnd, ItemSource, QueueLengthPoint, WorkItem, WorkItems};
 pub use reader::{
     EventMeta, MAX_BLOCK_BYTES, MAX_METADATA, NetTraceReader, RawEvent, SyncTimeUtc, TraceInfo,
 };
@@ -84,7 +97,8 @@ pub use timeline::{
 /// window with more is emitted in parts (each part sorted).
 pub const MAX_WINDOW_EVENTS: usize = 1 << 18;
 
-/// Reads a whole trace and calls `f` with every thread-pool event decoded,
+/// Reads a whole trace and calls `f` with every thread-pool event decoded
+/// (DotNETRuntime's thread-pool events and FrameworkEventSource's work items),
 /// in time order (events are sorted within each sequence-point window; the
 /// format guarantees windows do not overlap in time). Returns the trace's
 /// header and counts.
@@ -100,6 +114,7 @@ pub fn read_events<R: Read>(
     let mut current_window = 0u64;
     let mut decoded = 0u64;
     let mut undecoded = 0u64;
+    let mut last_qpc: Option<i64> = None;
     let flush = |window: &mut Vec<TimedEvent>, f: &mut dyn FnMut(TimedEvent)| {
         window.sort_by_key(|e| e.qpc);
         for e in window.drain(..) {
@@ -116,11 +131,20 @@ pub fn read_events<R: Read>(
             flush(&mut window, &mut f);
             current_window = ev.window;
         }
+        last_qpc = Some(last_qpc.map_or(ev.timestamp, |q: i64| q.max(ev.timestamp)));
         let Some(meta) = ev.meta else { continue };
-        if !events::is_pool_event_id(meta.event_id) || meta.provider != DOTNET_RUNTIME_PROVIDER {
+        let decoded_event = if events::is_pool_event_id(meta.event_id)
+            && meta.provider == DOTNET_RUNTIME_PROVIDER
+        {
+            decode_pool_event(meta.event_id, ev.payload, clock.pointer_size)
+        } else if events::is_framework_event_id(meta.event_id)
+            && meta.provider == FRAMEWORK_EVENT_SOURCE_PROVIDER
+        {
+            decode_framework_event(meta.event_id, ev.payload).map(|e| (e, None))
+        } else {
             continue;
-        }
-        match decode_pool_event(meta.event_id, ev.payload, clock.pointer_size) {
+        };
+        match decoded_event {
             Some((event, clr_instance_id)) => {
                 decoded += 1;
                 window.push(TimedEvent {
@@ -141,6 +165,7 @@ pub fn read_events<R: Read>(
     let info = reader.info_mut();
     info.pool_events = decoded;
     info.undecoded_pool_events = undecoded;
+    info.last_event_ns = last_qpc.map(|q| clock.qpc_to_ns(q));
     result.map(|()| reader.info().clone())
 }
 

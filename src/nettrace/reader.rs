@@ -94,6 +94,9 @@ pub struct TraceInfo {
     pub pool_events: u64,
     /// Thread-pool events whose payload was too short to decode (skipped).
     pub undecoded_pool_events: u64,
+    /// Time of the last event of any provider, in ns since the sync time:
+    /// the end of the trace (filled by `read_events`).
+    pub last_event_ns: Option<i64>,
 }
 
 impl TraceInfo {

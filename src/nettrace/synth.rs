@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::events::{AdjustmentReason, DOTNET_RUNTIME_PROVIDER};
+use super::events::{AdjustmentReason, DOTNET_RUNTIME_PROVIDER, FRAMEWORK_EVENT_SOURCE_PROVIDER};
 
 /// One event to write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,6 +297,26 @@ pub fn standard_metadata() -> Vec<(u32, &'static str, u32, &'static str)> {
             "MethodDCEndVerbose",
         ),
     ]
+}
+
+/// Metadata ids [`framework_metadata`] assigns to FrameworkEventSource's
+/// work-item events.
+pub const META_ENQUEUE_WORK: u32 = 12;
+pub const META_DEQUEUE_WORK: u32 = 13;
+
+/// Metadata records for FrameworkEventSource's ThreadPoolEnqueueWork (30)
+/// and ThreadPoolDequeueWork (31), named as the runtime names them.
+pub fn framework_metadata() -> Vec<(u32, &'static str, u32, &'static str)> {
+    let p = FRAMEWORK_EVENT_SOURCE_PROVIDER;
+    vec![
+        (META_ENQUEUE_WORK, p, 30, "ThreadPoolEnqueueWork"),
+        (META_DEQUEUE_WORK, p, 31, "ThreadPoolDequeueWork"),
+    ]
+}
+
+/// Payload of ThreadPoolEnqueueWork / DequeueWork: the i64 work id alone.
+pub fn framework_work_payload(work_id: u64) -> Vec<u8> {
+    work_id.to_le_bytes().to_vec()
 }
 
 /// Payload of ThreadPoolWorkerThreadStart / Stop / Wait.

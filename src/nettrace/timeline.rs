@@ -3,7 +3,8 @@
 //! threads are owed to, the starvation injections.
 //!
 //! It keeps one entry per adjustment and per thread start or stop (the
-//! output itself), and counts everything else (samples, work items).
+//! output itself), counts samples and statistics, and pairs up the work
+//! items ([`WorkItems`], bounded).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Read;
@@ -12,6 +13,7 @@ use serde::Serialize;
 
 use super::error::NetTraceError;
 use super::events::{AdjustmentReason, PoolEvent, TimedEvent};
+use super::items::{ItemEnd, ItemSource, WorkItems};
 use super::reader::TraceInfo;
 
 /// The key of [`PoolTimeline::threads_created_by_reason`] for threads
@@ -116,8 +118,12 @@ pub struct PoolTimeline {
     pub throughput_samples: u64,
     pub stats_events: u64,
     pub max_working_threads: Option<u32>,
+    /// Distinct work items queued and taken (set from [`Self::items`] by
+    /// [`PoolTimeline::finish`]).
     pub enqueued: u64,
     pub dequeued: u64,
+    /// The work items, paired up.
+    pub items: WorkItems,
     #[serde(skip)]
     credits: VecDeque<(AdjustmentReason, u32)>,
     #[serde(skip)]
@@ -138,6 +144,7 @@ impl PoolTimeline {
     pub fn read<R: Read>(r: R) -> Result<Self, NetTraceError> {
         let mut t = PoolTimeline::new();
         let info = super::read_events(r, |e| t.push(&e))?;
+        t.finish(info.last_event_ns);
         t.trace = Some(info);
         Ok(t)
     }
@@ -148,7 +155,17 @@ impl PoolTimeline {
         for e in events {
             t.push(e);
         }
+        let end = t.last_event_ns;
+        t.finish(end);
         t
+    }
+
+    /// The trace ended at `end_ns` (its last event of any provider): items
+    /// still running end there; the item counts are filled in.
+    pub fn finish(&mut self, end_ns: Option<i64>) {
+        self.items.finish(end_ns);
+        self.enqueued = self.items.enqueued;
+        self.dequeued = self.items.dequeued;
     }
 
     /// The goal before an adjustment: the last one's, else the minimum.
@@ -201,6 +218,7 @@ impl PoolTimeline {
                 });
             }
             PoolEvent::WorkerThreadStop { active, .. } => {
+                self.items.thread_free(e.thread_id, t, ItemEnd::ThreadStop);
                 self.threads_stopped += 1;
                 self.see_count(active, t);
                 self.thread_count.push(ThreadCountPoint {
@@ -212,6 +230,7 @@ impl PoolTimeline {
                 });
             }
             PoolEvent::WorkerThreadWait { active, .. } => {
+                self.items.thread_free(e.thread_id, t, ItemEnd::ThreadWait);
                 self.see_count(active, t);
                 self.see_worker(e.thread_id);
             }
@@ -299,8 +318,22 @@ impl PoolTimeline {
                 self.max_working_threads =
                     Some(self.max_working_threads.map_or(count, |m| m.max(count)));
             }
-            PoolEvent::Enqueue { .. } => self.enqueued += 1,
-            PoolEvent::Dequeue { .. } => self.dequeued += 1,
+            PoolEvent::Enqueue { work_id } => {
+                self.items
+                    .enqueue(ItemSource::Runtime, work_id, t, e.thread_id)
+            }
+            PoolEvent::Dequeue { work_id } => {
+                self.items
+                    .dequeue(ItemSource::Runtime, work_id, t, e.thread_id)
+            }
+            PoolEvent::EnqueueWork { work_id } => {
+                self.items
+                    .enqueue(ItemSource::FrameworkEventSource, work_id, t, e.thread_id)
+            }
+            PoolEvent::DequeueWork { work_id } => {
+                self.items
+                    .dequeue(ItemSource::FrameworkEventSource, work_id, t, e.thread_id)
+            }
         }
     }
 

@@ -10,6 +10,7 @@ mod determinism;
 mod explain;
 mod fuzz;
 mod generated;
+mod import;
 mod invariants;
 mod layers;
 mod measure;

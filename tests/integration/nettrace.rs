@@ -16,7 +16,7 @@ use poolsim::nettrace::{
 use super::common::{proptest_config, repo_path};
 
 /// (trace, program output) of each fixture.
-const FIXTURES: [&str; 2] = ["net8-burst", "net8-starvation"];
+const FIXTURES: [&str; 3] = ["net8-burst", "net8-starvation", "net8-items"];
 
 fn fixture(stem: &str) -> Vec<u8> {
     fs::read(repo_path(&format!(
@@ -78,24 +78,33 @@ fn nettrace_fixtures_decode() {
                 .all(|e| e.time_ns >= 0 && e.time_ns < 60_000_000_000),
             "{stem}"
         );
+        // The runtime's events end with ClrInstanceID 0; FrameworkEventSource's
+        // work items have none.
         assert!(
-            events
-                .iter()
-                .all(|e| e.thread_id != 0 && e.clr_instance_id == Some(0)),
+            events.iter().all(|e| e.thread_id != 0
+                && match e.event {
+                    PoolEvent::EnqueueWork { .. } | PoolEvent::DequeueWork { .. } =>
+                        e.clr_instance_id.is_none(),
+                    _ => e.clr_instance_id == Some(0),
+                }),
             "{stem}"
         );
-        // The pool's limits come first: min = cores on .NET 8.
+        // The pool's limits come first of the runtime's events (min = cores
+        // on .NET 8); the first work item is queued before the pool exists.
+        let first = events
+            .iter()
+            .find(|e| !matches!(e.event, PoolEvent::EnqueueWork { .. }))
+            .unwrap();
         assert!(
             matches!(
-                events[0].event,
+                first.event,
                 PoolEvent::MinMaxThreads {
                     min_workers: 2,
                     max_workers: 32767,
                     ..
                 }
             ),
-            "{stem}: {:?}",
-            events[0]
+            "{stem}: {first:?}"
         );
     }
 }
@@ -179,7 +188,11 @@ fn nettrace_timeline_serializes() {
 #[test]
 fn nettrace_truncated_fixtures_are_errors() {
     // Every prefix of the small trace; every 499th of the big one.
-    for (stem, stride) in [("net8-starvation", 1), ("net8-burst", 499)] {
+    for (stem, stride) in [
+        ("net8-starvation", 1),
+        ("net8-items", 1),
+        ("net8-burst", 499),
+    ] {
         let bytes = fixture(stem);
         let mut n = 0;
         while n < bytes.len() {

@@ -1,0 +1,359 @@
+//! A replayable scenario drafted from a trace's work items
+//! (`poolsim import APP.nettrace --scenario OUT.toml`).
+//!
+//! What is read (see [`crate::nettrace::WorkItems`] for how items pair up):
+//!
+//! - arrivals: each item's enqueue (FrameworkEventSource 30), relative to
+//!   the first; an item with no enqueue in the trace arrives at its dequeue;
+//! - each item's pool time: its dequeue (31) to the next event showing its
+//!   thread free (its next dequeue, its ThreadPoolWorkerThreadWait 57 or
+//!   Stop 51), or the trace's last event for an item still running;
+//! - cores: the trace header's processor count; `min_threads` and
+//!   `max_threads`: the last ThreadPoolMinMaxThreads (59).
+//!
+//! What is guessed, and said in the file's header comment:
+//!
+//! - the bodies: one `sleep_ms` step of the pool time, since a trace of
+//!   these events cannot tell blocking from CPU work (a CPU-bound body
+//!   replays as a blocking one);
+//! - phases: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
+//!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
+//!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
+//!   shortest of them share one group and one body, their mean; a group
+//!   arrives at once (`at_ms`) when its arrivals span at most 1 ms, else
+//!   evenly (`every_ms`) over their span;
+//! - submission: `queue-user-work-item` from outside the pool (the events
+//!   do not say which API queued an item; items queued by pool threads
+//!   are counted in the header);
+//! - an item never dequeued gets the median pool time;
+//! - the policy: `net8` (the trace does not name the runtime's version).
+
+use std::fmt::Write as _;
+
+use super::timeline::PoolTimeline;
+
+/// Arrivals closer than this belong to one phase (ms).
+pub const PHASE_GAP_MS: f64 = 5.0;
+/// Most phases drafted; the gap doubles until there are no more.
+pub const MAX_PHASES: usize = 32;
+/// Pool times within this fraction of a group's shortest share its body.
+const BUCKET_FRACTION: f64 = 0.05;
+const BUCKET_SLACK_MS: f64 = 0.5;
+/// A group whose arrivals span at most this arrives at once (ms).
+const AT_ONCE_MS: f64 = 1.0;
+
+/// Why no scenario can be drafted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DraftError {
+    #[error(
+        "the trace has no work-item events, so a scenario cannot be drafted: arrivals and \
+         pool times come from FrameworkEventSource's ThreadPoolEnqueueWork (30) and \
+         ThreadPoolDequeueWork (31). Record with the provider added:\n  \
+         DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5,{}'",
+        super::events::FRAMEWORK_ITEMS_CONFIG
+    )]
+    NoItemEvents,
+    #[error(
+        "the trace has {0} work items queued but none taken by a pool thread, so no pool \
+         time can be measured and a scenario cannot be drafted"
+    )]
+    NoDequeues(u64),
+}
+
+/// A drafted scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draft {
+    /// The scenario file's text.
+    pub toml: String,
+    pub items: usize,
+    pub phases: usize,
+    pub groups: usize,
+    /// First arrival to last item end in the trace (ms).
+    pub span_ms: f64,
+}
+
+struct Item {
+    arrival_ms: f64,
+    pool_ms: Option<f64>,
+    from_pool: bool,
+}
+
+struct Group {
+    phase: usize,
+    arrivals: Vec<f64>,
+    body_ms: f64,
+}
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// A number for TOML, to the microsecond, never negative.
+fn num(x: f64) -> String {
+    let x = if x.is_finite() { x.max(0.0) } else { 0.0 };
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Drafts a scenario from a timeline read with [`PoolTimeline::read`].
+/// `source` names the trace in the header.
+pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftError> {
+    let w = &t.items;
+    if w.is_empty() || w.records.is_empty() {
+        return Err(DraftError::NoItemEvents);
+    }
+    if w.records.iter().all(|r| r.dequeued_ns.is_none()) {
+        return Err(DraftError::NoDequeues(w.enqueued));
+    }
+    let mut workers: std::collections::HashSet<u64> =
+        t.thread_count.iter().map(|p| p.thread_id).collect();
+    workers.extend(w.records.iter().filter_map(|r| r.thread));
+    let mut items: Vec<Item> = w
+        .records
+        .iter()
+        .filter_map(|r| {
+            let arrival = r.enqueued_ns.or(r.dequeued_ns)?;
+            Some(Item {
+                arrival_ms: ms(arrival),
+                pool_ms: r.pool_time_ns().map(ms),
+                from_pool: r.enqueue_thread.is_some_and(|th| workers.contains(&th)),
+            })
+        })
+        .collect();
+    items.sort_by(|a, b| a.arrival_ms.total_cmp(&b.arrival_ms));
+    let t0 = items.first().map_or(0.0, |i| i.arrival_ms);
+    let mut known: Vec<f64> = items.iter().filter_map(|i| i.pool_ms).collect();
+    known.sort_by(f64::total_cmp);
+    let median = known.get(known.len() / 2).copied().unwrap_or(0.0);
+    let never_dequeued = items.iter().filter(|i| i.pool_ms.is_none()).count();
+    let no_enqueue = w.records.iter().filter(|r| r.enqueued_ns.is_none()).count();
+    let at_trace_end = w
+        .records
+        .iter()
+        .filter(|r| r.end == Some(super::items::ItemEnd::TraceEnd))
+        .count();
+    let from_pool = items.iter().filter(|i| i.from_pool).count();
+
+    // Phases: split at arrival gaps.
+    let mut gap = PHASE_GAP_MS;
+    let phases: Vec<Vec<usize>> = loop {
+        let mut phases: Vec<Vec<usize>> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match phases.last_mut() {
+                Some(p) if item.arrival_ms - items[p[p.len() - 1]].arrival_ms <= gap => p.push(i),
+                _ => phases.push(vec![i]),
+            }
+        }
+        if phases.len() <= MAX_PHASES || !gap.is_finite() {
+            break phases;
+        }
+        gap *= 2.0;
+    };
+
+    // Groups: pool-time buckets within each phase.
+    let mut groups: Vec<Group> = Vec::new();
+    for (k, phase) in phases.iter().enumerate() {
+        let mut by_time: Vec<(f64, f64)> = phase
+            .iter()
+            .map(|&i| (items[i].pool_ms.unwrap_or(median), items[i].arrival_ms - t0))
+            .collect();
+        by_time.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut start = 0;
+        while start < by_time.len() {
+            let limit = by_time[start].0 * (1.0 + BUCKET_FRACTION) + BUCKET_SLACK_MS;
+            let mut end = start;
+            while end < by_time.len() && by_time[end].0 <= limit {
+                end += 1;
+            }
+            let bucket = &by_time[start..end];
+            let mean = bucket.iter().map(|b| b.0).sum::<f64>() / bucket.len() as f64;
+            let mut arrivals: Vec<f64> = bucket.iter().map(|b| b.1).collect();
+            arrivals.sort_by(f64::total_cmp);
+            groups.push(Group {
+                phase: k + 1,
+                arrivals,
+                body_ms: mean,
+            });
+            start = end;
+        }
+    }
+    groups.sort_by(|a, b| a.arrivals[0].total_cmp(&b.arrivals[0]));
+
+    let info = t.trace.as_ref();
+    let processors = info.map_or(0, |i| i.processors);
+    let cores = processors.clamp(1, 4096);
+    let span_ms = w.span_ns().map_or(0.0, ms);
+    let last_end = w.last_end_ns.map_or(0.0, ms);
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Drafted by `poolsim import {source} --scenario` from the trace's work items."
+    );
+    let _ = writeln!(s, "#");
+    let _ = writeln!(s, "# Read from the trace:");
+    let _ = writeln!(
+        s,
+        "# - {} items: arrivals from their enqueues (FrameworkEventSource 30), {} ms to {} ms \
+         after the trace started; the last ended at {} ms (span {} ms).",
+        items.len(),
+        num(t0),
+        num(items.last().map_or(t0, |i| i.arrival_ms)),
+        num(last_end),
+        num(span_ms)
+    );
+    let _ = writeln!(
+        s,
+        "# - pool time of each item: its dequeue (31) to its thread's next dequeue, wait (57) \
+         or stop (51); mean {} ms, min {} ms, max {} ms.",
+        num(w.pool_time.mean_ms().unwrap_or(0.0)),
+        num(w.pool_time.min_ns.map_or(0.0, ms)),
+        num(w.pool_time.max_ns.map_or(0.0, ms))
+    );
+    if processors > 0 {
+        let _ = writeln!(
+            s,
+            "# - cores = {cores}: the trace header's processor count."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "# - cores = 1: GUESSED, the trace header gives no processor count."
+        );
+    }
+    if let Some(m) = &t.min_max {
+        let _ = writeln!(
+            s,
+            "# - min_threads = {}, max_threads = {}: ThreadPoolMinMaxThreads (59).",
+            m.min_workers,
+            m.max_workers.clamp(1, 32767)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "# - the real pool: peak {} worker threads, {} goal adjustments ({} starvation).",
+        t.peak_threads,
+        t.adjustments.len(),
+        t.starvation_injections.len()
+    );
+    let _ = writeln!(s, "#");
+    let _ = writeln!(s, "# Guessed:");
+    let _ = writeln!(
+        s,
+        "# - every body is `sleep_ms` of the pool time: a trace cannot tell blocking from \
+         CPU work (make a body `cpu_ms` where the item computes)."
+    );
+    let _ = writeln!(
+        s,
+        "# - phases: {}; arrivals less than {} ms apart form one; within a phase, pool times \
+         within 5 % (+0.5 ms) share one group and their mean; a group's arrivals are at once \
+         (at_ms) when they span at most 1 ms, else evenly spaced (every_ms).",
+        phases.len(),
+        num(gap)
+    );
+    let _ = writeln!(
+        s,
+        "# - submit = \"queue-user-work-item\" from outside the pool: the events do not name \
+         the API ({from_pool} of the items were queued by pool threads)."
+    );
+    let _ = writeln!(
+        s,
+        "# - policy = \"net8\": the trace does not name the runtime's version."
+    );
+    if at_trace_end > 0 {
+        let _ = writeln!(
+            s,
+            "# - items still running when the trace ended: {at_trace_end}; their pool time \
+             runs to the trace's last event (an upper bound)."
+        );
+    }
+    if no_enqueue > 0 {
+        let _ = writeln!(
+            s,
+            "# - items taken with no enqueue in the trace: {no_enqueue}; they arrive at \
+             their dequeue."
+        );
+    }
+    if never_dequeued > 0 {
+        let _ = writeln!(
+            s,
+            "# - items never taken: {never_dequeued}; their body is the median pool time, \
+             {} ms.",
+            num(median)
+        );
+    }
+    if w.records_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "# - items past the first {1} left out: {0}.",
+            w.records_dropped,
+            w.records.len()
+        );
+    }
+    let _ = writeln!(s, "#");
+    let _ = writeln!(
+        s,
+        "# Replay: poolsim run THIS.toml   (compare: poolsim import {source})"
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "name = {}", quote(&format!("drafted from {source}")));
+    let _ = writeln!(s, "seed = 1");
+    let _ = writeln!(s);
+    let _ = writeln!(s, "[machine]");
+    let _ = writeln!(s, "cores = {cores}");
+    let _ = writeln!(s);
+    let _ = writeln!(s, "[pool]");
+    let _ = writeln!(s, "policy = \"net8\"");
+    if let Some(m) = &t.min_max {
+        let max = m.max_workers.clamp(1, 32767);
+        let min = m.min_workers.clamp(1, max);
+        let _ = writeln!(s, "min_threads = {min}");
+        let _ = writeln!(s, "max_threads = {max}");
+    }
+    let per_phase = |p: usize| groups.iter().filter(|g| g.phase == p).count();
+    let mut seen: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for g in &groups {
+        let n = seen.entry(g.phase).or_insert(0);
+        *n += 1;
+        let name = if per_phase(g.phase) > 1 {
+            format!("phase {} part {}", g.phase, n)
+        } else {
+            format!("phase {}", g.phase)
+        };
+        let first = g.arrivals[0];
+        let last = g.arrivals[g.arrivals.len() - 1];
+        let arrival = if g.arrivals.len() == 1 || last - first <= AT_ONCE_MS {
+            format!("{{ at_ms = {} }}", num(first))
+        } else {
+            let every = ((last - first) / (g.arrivals.len() - 1) as f64).max(0.001);
+            format!("{{ every_ms = {}, start_ms = {} }}", num(every), num(first))
+        };
+        let _ = writeln!(s);
+        let _ = writeln!(s, "[[group]]");
+        let _ = writeln!(s, "name = {}", quote(&name));
+        let _ = writeln!(s, "count = {}", g.arrivals.len());
+        let _ = writeln!(s, "submit = \"queue-user-work-item\"");
+        let _ = writeln!(s, "arrival = {arrival}");
+        let _ = writeln!(
+            s,
+            "body = [ {{ sleep_ms = {} }} ]",
+            num(g.body_ms.max(0.001))
+        );
+    }
+    Ok(Draft {
+        toml: s,
+        items: items.len(),
+        phases: phases.len(),
+        groups: groups.len(),
+        span_ms,
+    })
+}
