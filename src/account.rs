@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::metrics::median;
 use crate::nettrace::{AdjustmentReason, PoolTimeline};
 use crate::time::SimTime;
-use crate::trace::{Decision, TraceEvent};
+use crate::trace::{Decision, ThreadReason, TraceEvent};
 
 /// Where a measured run's t0 lies on the clock its runtime's events are
 /// stamped with: the harness's `clock` record (Stopwatch ticks at t0, ticks
@@ -213,6 +213,29 @@ impl Account {
             .into_iter()
             .map(|r| (r.name(), self.count(r, f64::NEG_INFINITY)))
             .collect()
+    }
+
+    /// Why the pool had a `k`-th thread (0-based) at `at_ms`: within the
+    /// initial goal, on demand; beyond it, owed to the adjustment that last
+    /// raised the goal past `k` at or before `at_ms` (the gate's
+    /// starvation rule, cooperative blocking, or hill climbing's moves).
+    /// `None` when the account does not say.
+    pub fn thread_reason(&self, k: u32, at_ms: f64) -> Option<ThreadReason> {
+        if self.initial_goal.is_some_and(|g| k < g) {
+            return Some(ThreadReason::Demand);
+        }
+        let raise = self
+            .adjustments
+            .iter()
+            .take_while(|a| a.at_ms <= at_ms)
+            .filter(|a| a.goal > k && a.previous.is_some_and(|p| p <= k))
+            .last()?;
+        Some(match raise.reason {
+            AdjustmentReason::Starvation => ThreadReason::Starvation,
+            AdjustmentReason::CooperativeBlocking => ThreadReason::CooperativeBlocking,
+            AdjustmentReason::Other(_) => return None,
+            _ => ThreadReason::HillClimbing,
+        })
     }
 
     /// The reasons present, in code order.
@@ -519,6 +542,26 @@ mod tests {
                 (2700.0, Some(2), 3, AdjustmentReason::Warmup),
             ]
         );
+    }
+
+    #[test]
+    fn each_thread_is_owed_to_the_raise_that_made_room_for_it() {
+        let a = Account::from_model(&model_events());
+        // Goal 2, then 3 (starvation, 1.0 s), 4 (blocking, 1.5 s), 3 (2.0 s).
+        assert_eq!(a.thread_reason(0, 0.0), Some(ThreadReason::Demand));
+        assert_eq!(a.thread_reason(1, 0.0), Some(ThreadReason::Demand));
+        assert_eq!(a.thread_reason(2, 500.0), None, "not yet raised");
+        assert_eq!(a.thread_reason(2, 1000.0), Some(ThreadReason::Starvation));
+        assert_eq!(
+            a.thread_reason(3, 1600.0),
+            Some(ThreadReason::CooperativeBlocking)
+        );
+        // Lowered to 3 at 2 s: a fourth thread after that has no raise of its own.
+        assert_eq!(
+            a.thread_reason(3, 2500.0),
+            Some(ThreadReason::CooperativeBlocking)
+        );
+        assert_eq!(a.thread_reason(4, 2500.0), None);
     }
 
     fn tol() -> AdjustmentTolerances {

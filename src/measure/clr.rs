@@ -416,14 +416,32 @@ pub fn run(
 }
 
 /// Keeps a run's EventPipe trace and reads the runtime's account from it
-/// (on the run's time axis when the run has a `clock`). An unreadable
-/// trace is kept and said on stderr; the run itself stands.
+/// (on the run's time axis when the run has a `clock`), and gives the
+/// measured thread-count samples the runtime's goal at their time and the
+/// measured threads the reasons they are owed to. An
+/// unreadable trace is kept and said on stderr; the run itself stands.
 pub fn attach_events(m: &mut Measured, bytes: Vec<u8>) {
     match crate::nettrace::PoolTimeline::read(&bytes[..]) {
         Ok(timeline) => {
             m.account = m
                 .clock
                 .map(|clock| crate::account::Account::from_timeline(&timeline, clock));
+            // The measured thread counts carry the runtime's goal beside
+            // them, and each thread the reason it is owed to (threads in
+            // order of their first item: the k-th exists for the goal's
+            // raise past k).
+            if let Some(a) = &m.account {
+                for c in &mut m.trace.counts {
+                    c.goal = a.goal_at(c.at.as_ms_f64());
+                }
+                for (k, t) in m.trace.threads.iter_mut().enumerate() {
+                    // A thread's first item starts a little after its creation.
+                    let seen = t.created.as_ms_f64() + 5.0;
+                    if let Some(r) = a.thread_reason(k as u32, seen) {
+                        t.reason = r;
+                    }
+                }
+            }
         }
         Err(e) => eprintln!("note: the runtime's event trace could not be read: {e}"),
     }

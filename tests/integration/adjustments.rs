@@ -13,7 +13,7 @@ use poolsim::measure::{self, Runtime, measured::Measured};
 use poolsim::nettrace::AdjustmentReason;
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::load_scenario;
-use poolsim::trace::EventLog;
+use poolsim::trace::{EventLog, ThreadReason};
 use poolsim::validate::{self, Tolerances};
 
 use crate::common::repo_path;
@@ -95,6 +95,18 @@ fn the_runtimes_injections_land_on_the_runs_own_time_axis() {
         .expect("sleep-burst is recorded");
     let mut raises = 0;
     for m in runs(&stem, &dir) {
+        // The measured threads carry the reasons the account owes them to:
+        // two within the minimum, the rest from the starvation rule.
+        let reasons: Vec<ThreadReason> = m.trace.threads.iter().map(|t| t.reason).collect();
+        assert!(reasons.len() > 2, "{reasons:?}");
+        assert!(
+            reasons[..2].iter().all(|r| *r == ThreadReason::Demand),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[2..].iter().all(|r| *r == ThreadReason::Starvation),
+            "{reasons:?}"
+        );
         let a = m.account.unwrap();
         let counts = &m.trace.counts;
         for x in a
