@@ -308,6 +308,9 @@ struct World<'a, S: TraceSink> {
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
+    /// How late a `Thread.Sleep` returns, and its stream when it varies.
+    sleep_overshoot: crate::policy::config::Spread,
+    sleep_rng: Option<ChaCha8Rng>,
 
     /// Queues, thread requests and timers (shared with the native pool).
     pool: PoolState<Work, TimerAction>,
@@ -397,6 +400,9 @@ impl<'a, S: TraceSink> World<'a, S> {
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
+            sleep_overshoot: config.threads.sleep_overshoot.clone(),
+            sleep_rng: (!config.threads.sleep_overshoot.is_fixed())
+                .then(|| rng::stream(scenario.seed, "sleep-overshoot")),
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
@@ -427,6 +433,16 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.seq += 1;
         self.events
             .push(Reverse((EventKey { at, seq: self.seq }, kind)));
+    }
+
+    /// When a `Thread.Sleep(d)` started now returns: `d` late by the
+    /// policy's measured overshoot (drawn from the `sleep-overshoot` stream).
+    fn sleep_end(&mut self, d: SimDuration) -> SimTime {
+        let late = match self.sleep_rng.as_mut() {
+            Some(rng) => self.sleep_overshoot.draw(rng),
+            None => self.sleep_overshoot.min(),
+        };
+        self.now + d + late
     }
 
     fn record(&mut self, event: TraceEvent) {

@@ -252,8 +252,9 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Sleep(d) => {
                     self.world.th(t).activity = Activity::Sleep;
                     self.world.phase(t, Phase::Sleep, Some(item));
+                    let end = self.world.sleep_end(d);
                     self.world
-                        .schedule(now + d, super::EventKind::StepDone(t, generation));
+                        .schedule(end, super::EventKind::StepDone(t, generation));
                     if pool {
                         self.world.tally.blocked_sleep += 1;
                         self.policy

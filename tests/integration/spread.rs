@@ -100,12 +100,21 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
         "{:?}",
         off.makespan_ms
     );
-    // The measured runs with tiering on lie inside the model's range.
-    for real in [7140.0, 6500.0, 5860.0] {
+    // The measured runs with tiering on lie inside the model's range, but
+    // for the 5.86 s run: with the measured gate drift (a distribution of
+    // median 0.33 ms a tick, issue 12, where a fixed 0.5 ms stood) the model
+    // reaches 5.95 s in 1 of 1000 seeds (5 of 1000 before), none of these
+    // 100. Pinned so that a model that covers it again says so.
+    for real in [7140.0, 6500.0] {
         assert!(
             on.makespan_ms.covers(real, 0.02),
             "{real} {:?}",
             on.makespan_ms
         );
     }
+    assert!(
+        !on.makespan_ms.covers(5860.0, 0.02),
+        "5860 ms now covered: {:?}",
+        on.makespan_ms
+    );
 }
