@@ -265,7 +265,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Wait(d) => {
                     self.world.th(t).activity = Activity::Wait;
                     self.world.phase(t, Phase::Wait, Some(item));
-                    self.add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
+                    let due = self.world.timer_due(d);
+                    self.add_timer(due, super::TimerAction::ReleaseWaiter(t), t);
                     if pool {
                         self.world.tally.blocked_wait += 1;
                         self.policy
@@ -276,7 +277,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Await(d) => {
                     self.world.item_step[i] += 1;
                     let cont = self.suspend(t, item);
-                    self.add_timer(now + d, super::TimerAction::Resume(cont), t);
+                    let due = self.world.timer_due(d);
+                    self.add_timer(due, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {

@@ -278,6 +278,13 @@ pub struct TimersConfig {
     pub dispatch: TimerDispatch,
     /// Which queue a new timer joins.
     pub queue_of: TimerQueueChoice,
+    /// Step of the clock timers are due on (`None` = exact). CoreCLR's
+    /// `TimerQueue` keeps due times on `TickCount64`, which on Linux reads
+    /// `CLOCK_MONOTONIC_COARSE` (4 ms steps at HZ = 250): a timer of `d` ms
+    /// created at `t` is due at the first step at least `d` after the step
+    /// `t` read, so it fires up to a step early or late. The grid is the
+    /// gate's (one clock), its phase drawn from the seed.
+    pub tick_count: Option<SimDuration>,
 }
 
 /// Which timer queue a new timer joins: the processor its creating thread

@@ -91,8 +91,7 @@ impl GateThread {
         };
         let tick_count = config.tick_count.map(|step| {
             let step = step.as_nanos().max(1);
-            let mut rng = rng::stream(scenario.seed, &format!("{stream_name}/tick-count"));
-            (step, rng.random_range(0..step))
+            (step, tick_count_phase(scenario.seed, stream_name, step))
         });
         let drift_rng = (!config.drift.is_fixed())
             .then(|| rng::stream(scenario.seed, &format!("{stream_name}/drift")));
@@ -203,6 +202,17 @@ impl GateThread {
             starved: self.config.comparison.holds(since_dequeue, threshold),
         }
     }
+}
+
+/// The stream name of the gate thread's phase, shared by the models.
+pub const GATE_STREAM: &str = "gate-phase";
+
+/// Where the `Environment.TickCount` grid of `step` ns lies against the run
+/// (seeded): the gate's test and the timers' due times read one clock, so
+/// both take their phase from here.
+pub fn tick_count_phase(seed: u64, stream_name: &str, step: u64) -> u64 {
+    let mut rng = rng::stream(seed, &format!("{stream_name}/tick-count"));
+    rng.random_range(0..step.max(1))
 }
 
 /// `">"` or `">="`, as a decision names the comparison.

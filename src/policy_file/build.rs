@@ -900,6 +900,9 @@ fn build_timers(raw: &RawPolicy, r: &mut Report<'_>) -> TimersConfig {
                 choose(s, TIMER_QUEUE_CHOICES, "timer queue choice")
             })
             .unwrap_or(TimerQueueChoice::Random),
+        tick_count: t
+            .get(r, "tick_count_ms", &t.raw.tick_count_ms, tick_count)
+            .unwrap_or_default(),
     }
 }
 

@@ -104,6 +104,7 @@ pub(super) struct RawTimers {
     pub queues: Option<Spanned<NumberOrText>>,
     pub dispatch: Option<Spanned<String>>,
     pub queue_of: Option<Spanned<String>>,
+    pub tick_count_ms: Option<Spanned<NumberOrText>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

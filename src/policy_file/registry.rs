@@ -132,6 +132,7 @@ mod tests {
                 queues: ThreadCount::PerCore(1),
                 dispatch: TimerDispatch::UnmanagedRequest,
                 queue_of: TimerQueueChoice::Random,
+                tick_count: None,
             }
         );
         assert_eq!((&p.blocking, &p.mono, &p.net20), (&None, &None, &None));
@@ -245,6 +246,7 @@ mod tests {
                 queues: ThreadCount::Fixed(1),
                 dispatch: TimerDispatch::GlobalPerCallback,
                 queue_of: TimerQueueChoice::Random,
+                tick_count: None,
             }
         );
         assert_eq!(
