@@ -334,6 +334,13 @@ struct World<'a, S: TraceSink> {
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
+    /// How late a `Thread.Sleep` returns, and its stream when it varies.
+    sleep_overshoot: crate::policy::config::Spread,
+    sleep_rng: Option<ChaCha8Rng>,
+    /// The `TickCount` grid timers are due on (step, phase), if stepped.
+    timer_grid: Option<(u64, u64)>,
+    /// The stream of the timer thread's wake-up lateness, when it varies.
+    timer_rng: Option<ChaCha8Rng>,
 
     /// Queues, thread requests and timers (shared with the native pool).
     pool: PoolState<Work, TimerAction>,
@@ -423,6 +430,20 @@ impl<'a, S: TraceSink> World<'a, S> {
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
+            sleep_overshoot: config.threads.sleep_overshoot.clone(),
+            sleep_rng: (!config.threads.sleep_overshoot.is_fixed())
+                .then(|| rng::stream(scenario.seed, "sleep-overshoot")),
+            timer_grid: config.timers.tick_count.map(|step| {
+                let step = step.as_nanos().max(1);
+                let phase = crate::policy::gate::tick_count_phase(
+                    scenario.seed,
+                    crate::policy::gate::GATE_STREAM,
+                    step,
+                );
+                (step, phase)
+            }),
+            timer_rng: (!config.threads.sleep_overshoot.is_fixed())
+                .then(|| rng::stream(scenario.seed, "timer-overshoot")),
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
@@ -453,6 +474,38 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.seq += 1;
         self.events
             .push(Reverse((EventKey { at, seq: self.seq }, kind)));
+    }
+
+    /// When a `Thread.Sleep(d)` started now returns: `d` late by the
+    /// policy's measured overshoot (drawn from the `sleep-overshoot` stream).
+    fn sleep_end(&mut self, d: SimDuration) -> SimTime {
+        let late = match self.sleep_rng.as_mut() {
+            Some(rng) => self.sleep_overshoot.draw(rng),
+            None => self.sleep_overshoot.min(),
+        };
+        self.now + d + late
+    }
+
+    /// When a timer of `d` created now is due: `d` after now, or, on a
+    /// stepped `TickCount` (`timers.tick_count`), at the first step at
+    /// least `d` after the step now reads.
+    fn timer_due(&self, d: SimDuration) -> SimTime {
+        let Some((step, phase)) = self.timer_grid else {
+            return self.now + d;
+        };
+        let read = (self.now.as_nanos() + phase) / step * step;
+        let due = (read + d.as_nanos()).div_ceil(step) * step;
+        SimTime(due.saturating_sub(phase)).max(self.now)
+    }
+
+    /// When the timer thread, waiting for `due`, wakes: late by a draw of
+    /// the policy's sleep overshoot (a timed wait like `Thread.Sleep`), from
+    /// the `timer-overshoot` stream.
+    fn timer_wake(&mut self, due: SimTime) -> SimTime {
+        match self.timer_rng.as_mut() {
+            Some(rng) => due + self.sleep_overshoot.draw(rng),
+            None => due + self.sleep_overshoot.min(),
+        }
     }
 
     fn record(&mut self, event: TraceEvent) {
@@ -862,8 +915,9 @@ impl<S: TraceSink> PoolHost for Engine<'_, S> {
         self.world.queue_changed();
     }
     fn wake_timer_thread(&mut self, q: u32, due: SimTime, generation: u64) {
+        let at = self.world.timer_wake(due);
         self.world
-            .schedule(due, EventKind::TimerThread(q, generation));
+            .schedule(at, EventKind::TimerThread(q, generation));
     }
     fn timer_backlog(&mut self, timer: Option<u32>, queue: u32, ahead: u64, via: &'static str) {
         if !S::ENABLED {

@@ -252,8 +252,9 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Sleep(d) => {
                     self.world.th(t).activity = Activity::Sleep;
                     self.world.phase(t, Phase::Sleep, Some(item));
+                    let end = self.world.sleep_end(d);
                     self.world
-                        .schedule(now + d, super::EventKind::StepDone(t, generation));
+                        .schedule(end, super::EventKind::StepDone(t, generation));
                     if pool {
                         self.world.tally.blocked_sleep += 1;
                         self.policy
@@ -264,7 +265,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Wait(d) => {
                     self.world.th(t).activity = Activity::Wait;
                     self.world.phase(t, Phase::Wait, Some(item));
-                    self.add_timer(now + d, super::TimerAction::ReleaseWaiter(t), t);
+                    let due = self.world.timer_due(d);
+                    self.add_timer(due, super::TimerAction::ReleaseWaiter(t), t);
                     if pool {
                         self.world.tally.blocked_wait += 1;
                         self.policy
@@ -275,7 +277,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 Step::Await(d) => {
                     self.world.item_step[i] += 1;
                     let cont = self.suspend(t, item);
-                    self.add_timer(now + d, super::TimerAction::Resume(cont), t);
+                    let due = self.world.timer_due(d);
+                    self.add_timer(due, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {

@@ -33,7 +33,7 @@
 //! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::policy::config::PolicyConfig;
-use crate::policy::gate::GateThread;
+use crate::policy::gate::{self, GateThread};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{
     Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
@@ -132,7 +132,7 @@ impl Classic {
             goal: base.min,
             base,
             last_dequeue: SimTime::ZERO,
-            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
         }
     }

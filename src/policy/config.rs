@@ -5,7 +5,65 @@
 //! one, edit a constant and pass the path as the policy. Models are code
 //! (`policy::classic`, ...); these are their numbers.
 
+use rand::{Rng, RngExt};
+
 use crate::time::SimDuration;
+
+/// A duration that varies from run to run, as measured: one value (exact
+/// timing), or a distribution given by its quantiles at equally spaced
+/// probabilities (`n` values: the quantiles at 0, 1/(n−1), ..., 1). A draw
+/// is the inverse CDF at a uniform point, interpolated linearly between
+/// neighbouring quantiles, from the caller's seeded stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spread {
+    /// Ascending; one value = fixed.
+    quantiles: Vec<SimDuration>,
+}
+
+impl Spread {
+    /// Always `d`: no draw is made.
+    pub fn fixed(d: SimDuration) -> Spread {
+        Spread { quantiles: vec![d] }
+    }
+
+    /// The distribution with these quantiles (ascending, not empty; the
+    /// policy file loader checks both).
+    pub fn from_quantiles(quantiles: Vec<SimDuration>) -> Spread {
+        assert!(!quantiles.is_empty() && quantiles.is_sorted());
+        Spread { quantiles }
+    }
+
+    /// Whether every draw gives the same value (no stream is read).
+    pub fn is_fixed(&self) -> bool {
+        self.quantiles.first() == self.quantiles.last()
+    }
+
+    /// The smallest value.
+    pub fn min(&self) -> SimDuration {
+        self.quantiles[0]
+    }
+
+    /// The quantiles as given.
+    pub fn quantiles(&self) -> &[SimDuration] {
+        &self.quantiles
+    }
+
+    /// A value drawn from `rng` (none is drawn when fixed).
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
+        if self.is_fixed() {
+            return self.quantiles[0];
+        }
+        let steps = (self.quantiles.len() - 1) as f64;
+        let at = rng.random::<f64>() * steps;
+        let i = (at.floor() as usize).min(self.quantiles.len() - 2);
+        let (lo, hi) = (
+            self.quantiles[i].as_nanos(),
+            self.quantiles[i + 1].as_nanos(),
+        );
+        let frac = at - i as f64;
+        SimDuration(lo + ((hi - lo) as f64 * frac).round() as u64)
+    }
+}
 
 /// Which model (code) interprets the constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +151,10 @@ pub struct ThreadsConfig {
     /// `Thread.Yield`, `Sleep(0)` and every 20th time `Sleep(1)`, so a
     /// spinner ends on time yet mostly leaves its core to others.
     pub spin_cpu_percent: u32,
+    /// How late a `Thread.Sleep(x)` returns: drawn for every sleep from
+    /// the run's `sleep-overshoot` stream (timer slack and the wake-up of
+    /// the sleeping thread, as measured on Linux; fixed 0 = exact timing).
+    pub sleep_overshoot: Spread,
 }
 
 /// When the gate thread's first tick comes after it starts.
@@ -136,7 +198,8 @@ pub struct GateConfig {
     pub tick_count: Option<SimDuration>,
     /// Added to every period: a gate thread that sleeps `period` after its
     /// work (native Linux `Sleep(500)`) drifts; a periodic timer does not.
-    pub drift: SimDuration,
+    /// A measured distribution is drawn per tick from the gate's own stream.
+    pub drift: Spread,
     /// The gate thread stops (native) or parks (portable) after this many
     /// ticks with no thread request pending, and restarts its cadence on the
     /// next request; 0 = it never stops.
@@ -215,6 +278,13 @@ pub struct TimersConfig {
     pub dispatch: TimerDispatch,
     /// Which queue a new timer joins.
     pub queue_of: TimerQueueChoice,
+    /// Step of the clock timers are due on (`None` = exact). CoreCLR's
+    /// `TimerQueue` keeps due times on `TickCount64`, which on Linux reads
+    /// `CLOCK_MONOTONIC_COARSE` (4 ms steps at HZ = 250): a timer of `d` ms
+    /// created at `t` is due at the first step at least `d` after the step
+    /// `t` read, so it fires up to a step early or late. The grid is the
+    /// gate's (one clock), its phase drawn from the seed.
+    pub tick_count: Option<SimDuration>,
 }
 
 /// Which timer queue a new timer joins: the processor its creating thread

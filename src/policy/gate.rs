@@ -30,7 +30,10 @@
 //!   phase drawn from the seed).
 //! - Each tick measures the process's CPU utilisation since the previous
 //!   tick; the next tick follows `period + drift` later (a gate thread that
-//!   sleeps after its work drifts; a periodic timer does not).
+//!   sleeps after its work drifts; a periodic timer does not). Where the
+//!   drift was measured as a distribution (Linux: the gap between threads
+//!   injected on successive ticks is 500 ms + 0.2..1 ms), each tick draws
+//!   its own from the stream `<gate stream>/drift`.
 //! - After `idle_ticks_before_stop` ticks with no thread request pending it
 //!   stops (native) or parks (portable); the next request restarts its
 //!   cadence from that moment.
@@ -41,6 +44,7 @@
 //!   the models record as a [`Decision::GateTick`](crate::trace::Decision).
 
 use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
 
 use crate::policy::PoolControl;
 use crate::policy::config::{Comparison, FirstTick, GateConfig};
@@ -58,6 +62,8 @@ pub struct GateThread {
     first_tick: SimDuration,
     /// `Environment.TickCount`'s step and the phase of its grid, if stepped.
     tick_count: Option<(u64, u64)>,
+    /// The stream of the per-tick drift, when the drift is a distribution.
+    drift_rng: Option<ChaCha8Rng>,
     running: bool,
     /// Invalidates ticks scheduled before a stop.
     generation: u64,
@@ -85,13 +91,15 @@ impl GateThread {
         };
         let tick_count = config.tick_count.map(|step| {
             let step = step.as_nanos().max(1);
-            let mut rng = rng::stream(scenario.seed, &format!("{stream_name}/tick-count"));
-            (step, rng.random_range(0..step))
+            (step, tick_count_phase(scenario.seed, stream_name, step))
         });
+        let drift_rng = (!config.drift.is_fixed())
+            .then(|| rng::stream(scenario.seed, &format!("{stream_name}/drift")));
         GateThread {
             config: config.clone(),
             first_tick,
             tick_count,
+            drift_rng,
             running: false,
             generation: 0,
             idle_ticks: 0,
@@ -148,7 +156,11 @@ impl GateThread {
             self.running = false;
             return false;
         }
-        pool.wake_at(now + self.config.period + self.config.drift, self.tag());
+        let drift = match self.drift_rng.as_mut() {
+            Some(rng) => self.config.drift.draw(rng),
+            None => self.config.drift.min(),
+        };
+        pool.wake_at(now + self.config.period + drift, self.tag());
         true
     }
 
@@ -190,6 +202,17 @@ impl GateThread {
             starved: self.config.comparison.holds(since_dequeue, threshold),
         }
     }
+}
+
+/// The stream name of the gate thread's phase, shared by the models.
+pub const GATE_STREAM: &str = "gate-phase";
+
+/// Where the `Environment.TickCount` grid of `step` ns lies against the run
+/// (seeded): the gate's test and the timers' due times read one clock, so
+/// both take their phase from here.
+pub fn tick_count_phase(seed: u64, stream_name: &str, step: u64) -> u64 {
+    let mut rng = rng::stream(seed, &format!("{stream_name}/tick-count"));
+    rng.random_range(0..step.max(1))
 }
 
 /// `">"` or `">="`, as a decision names the comparison.

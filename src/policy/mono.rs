@@ -43,7 +43,7 @@
 //! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::policy::config::{HillClimbingConfig, PolicyConfig};
-use crate::policy::gate::GateThread;
+use crate::policy::gate::{self, GateThread};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::rng;
@@ -152,7 +152,7 @@ impl Mono {
             },
             goal: initial.min(max),
             last_completion: SimTime::ZERO,
-            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
             hill_climbing: Heuristic::new(&config.hill_climbing, scenario.seed),
             max_creations_per_second: config
                 .mono

@@ -115,6 +115,8 @@ pub struct Net20 {
     creation_delay: SimDuration,
     creation_growth: f64,
     gate: GateConfig,
+    /// The stream of the gate's per-tick drift, when it is a distribution.
+    drift_rng: Option<rand_chacha::ChaCha8Rng>,
     /// Whether a timer firing reaches the pool as a request the managed
     /// queue does not count (`TimerDispatch::UnmanagedRequest`).
     timer_outside_queue: bool,
@@ -156,6 +158,8 @@ impl Net20 {
             creation_delay,
             creation_growth,
             gate: config.gate.clone(),
+            drift_rng: (!config.gate.drift.is_fixed())
+                .then(|| crate::rng::stream(scenario.seed, "net20-gate/drift")),
             timer_outside_queue: config.timers.dispatch == TimerDispatch::UnmanagedRequest,
             first_check,
             gate_running: false,
@@ -342,7 +346,11 @@ impl Net20 {
                 self.idle_checks = 0;
             }
         }
-        let next = pool.now() + self.gate.period + self.gate.drift;
+        let drift = match self.drift_rng.as_mut() {
+            Some(rng) => self.gate.drift.draw(rng),
+            None => self.gate.drift.min(),
+        };
+        let next = pool.now() + self.gate.period + drift;
         pool.wake_at(next, self.tag(GATE_CHECK));
     }
 }

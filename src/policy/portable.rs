@@ -31,7 +31,7 @@
 
 use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::{BlockingConfig, PolicyConfig};
-use crate::policy::gate::GateThread;
+use crate::policy::gate::{self, GateThread};
 use crate::policy::hill_climbing::Transition;
 use crate::policy::{
     BlockKind, Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
@@ -76,7 +76,7 @@ impl Portable {
             goal: base.min,
             base,
             last_dequeue: SimTime::ZERO,
-            gate: GateThread::new(&config.gate, scenario, "gate-phase"),
+            gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
             blocking: config.blocking.clone().filter(|b| b.enabled),
             cores: scenario.machine.cores,

@@ -14,14 +14,14 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::raw::{
-    NumberOrText, RawBlocking, RawDispatch, RawGate, RawHillClimbing, RawLibrary, RawMono,
-    RawNet20, RawPolicy, RawThreads, RawThrottle, RawTimers,
+    NumberOrList, NumberOrText, RawBlocking, RawDispatch, RawGate, RawHillClimbing, RawLibrary,
+    RawMono, RawNet20, RawPolicy, RawThreads, RawThrottle, RawTimers,
 };
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
     BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
-    LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, ThreadCount,
-    ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
+    LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread,
+    ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
 };
 use crate::scenario::model::{MAX_THREADS_LIMIT, THROTTLE_KINDS, throttle_kind_name};
 use crate::scenario::raw::{Number, TimeUnit};
@@ -234,6 +234,46 @@ fn tick_count(v: &NumberOrText) -> Result<Option<SimDuration>, Problem> {
             "expected a number of ms or \"exact\", found \"{s}\""
         ))
         .help("the step of Environment.TickCount as the gate thread reads it (Linux: 4 ms at HZ = 250; Windows: 15.625 ms); \"exact\" for a clock without steps")),
+    }
+}
+
+/// Most values in a measured distribution (`sleep_overshoot_us`, `drift_ms`).
+const MAX_QUANTILES: usize = 101;
+
+/// A fixed duration (a number) or measured quantiles (a list of at least
+/// two ascending numbers, at equally spaced probabilities from 0 to 1), in `unit`.
+fn spread(unit: TimeUnit) -> impl Fn(&NumberOrList) -> Result<Spread, Problem> {
+    move |v| match v {
+        NumberOrList::Number(n) => n.duration(unit, false).map(Spread::fixed),
+        NumberOrList::List(values) => {
+            let help = "a list gives the measured quantiles at equally spaced probabilities \
+                        (0, 1/(n-1), ..., 1), ascending, e.g. [100, 150, 200, 400]; \
+                        one number is a fixed value";
+            if values.len() < 2 || values.len() > MAX_QUANTILES {
+                return Err(Problem::new(format!(
+                    "a list of quantiles needs 2 to {MAX_QUANTILES} values, found {}",
+                    values.len()
+                ))
+                .help(help));
+            }
+            let mut quantiles = Vec::with_capacity(values.len());
+            for (i, n) in values.iter().enumerate() {
+                let d = n
+                    .duration(unit, false)
+                    .map_err(|p| Problem::new(format!("value {} {}", i + 1, p.message)))?;
+                if let Some(&prev) = quantiles.last()
+                    && d < prev
+                {
+                    return Err(Problem::new(format!(
+                        "quantiles must not decrease: value {} ({n}) is below value {i}",
+                        i + 1
+                    ))
+                    .help(help));
+                }
+                quantiles.push(d);
+            }
+            Ok(Spread::from_quantiles(quantiles))
+        }
     }
 }
 
@@ -637,6 +677,14 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
                 u32_in(1, 100),
             )
             .unwrap_or(100),
+        sleep_overshoot: t
+            .get(
+                r,
+                "sleep_overshoot_us",
+                &t.raw.sleep_overshoot_us,
+                spread(TimeUnit::Us),
+            )
+            .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
     }
 }
 
@@ -689,8 +737,8 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
             .get(r, "tick_count_ms", &g.raw.tick_count_ms, tick_count)
             .unwrap_or_default(),
         drift: g
-            .get(r, "drift_ms", &g.raw.drift_ms, ms(false))
-            .unwrap_or_default(),
+            .get(r, "drift_ms", &g.raw.drift_ms, spread(TimeUnit::Ms))
+            .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
         idle_ticks_before_stop: g
             .get(
                 r,
@@ -852,6 +900,9 @@ fn build_timers(raw: &RawPolicy, r: &mut Report<'_>) -> TimersConfig {
                 choose(s, TIMER_QUEUE_CHOICES, "timer queue choice")
             })
             .unwrap_or(TimerQueueChoice::Random),
+        tick_count: t
+            .get(r, "tick_count_ms", &t.raw.tick_count_ms, tick_count)
+            .unwrap_or_default(),
     }
 }
 

@@ -52,6 +52,7 @@ pub(super) struct RawThreads {
     pub dedicated_start_ms: Option<Spanned<Number>>,
     pub honours_set_min_threads: Option<Spanned<bool>>,
     pub spin_cpu_percent: Option<Spanned<Number>>,
+    pub sleep_overshoot_us: Option<Spanned<NumberOrList>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,7 +66,7 @@ pub(super) struct RawGate {
     pub first_tick_ms: Option<Spanned<NumberOrText>>,
     pub first_tick_tiered_ms: Option<Spanned<NumberOrText>>,
     pub tick_count_ms: Option<Spanned<NumberOrText>>,
-    pub drift_ms: Option<Spanned<Number>>,
+    pub drift_ms: Option<Spanned<NumberOrList>>,
     pub idle_ticks_before_stop: Option<Spanned<Number>>,
 }
 
@@ -103,6 +104,7 @@ pub(super) struct RawTimers {
     pub queues: Option<Spanned<NumberOrText>>,
     pub dispatch: Option<Spanned<String>>,
     pub queue_of: Option<Spanned<String>>,
+    pub tick_count_ms: Option<Spanned<NumberOrText>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -171,5 +173,48 @@ impl<'de> Deserialize<'de> for NumberOrText {
             }
         }
         deserializer.deserialize_any(NumberOrTextVisitor)
+    }
+}
+
+/// A value that is a number or a list of numbers: a duration that is fixed
+/// or drawn from measured quantiles (`sleep_overshoot_us`, `drift_ms`).
+#[derive(Debug)]
+pub(super) enum NumberOrList {
+    Number(Number),
+    List(Vec<Number>),
+}
+
+impl<'de> Deserialize<'de> for NumberOrList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<NumberOrList, D::Error> {
+        struct NumberOrListVisitor;
+        impl<'de> Visitor<'de> for NumberOrListVisitor {
+            type Value = NumberOrList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a list of numbers")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<NumberOrList, E> {
+                Ok(NumberOrList::Number(Number::Integer(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumberOrList, E> {
+                Ok(NumberOrList::Number(match i64::try_from(v) {
+                    Ok(i) => Number::Integer(i),
+                    Err(_) => Number::Float(v as f64),
+                }))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumberOrList, E> {
+                Ok(NumberOrList::Number(Number::Float(v)))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<NumberOrList, A::Error> {
+                let mut values = Vec::new();
+                while let Some(n) = seq.next_element::<Number>()? {
+                    values.push(n);
+                }
+                Ok(NumberOrList::List(values))
+            }
+        }
+        deserializer.deserialize_any(NumberOrListVisitor)
     }
 }

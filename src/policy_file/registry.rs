@@ -95,7 +95,7 @@ pub(super) fn known_builtins() -> String {
 mod tests {
     use crate::policy::config::{
         BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, ModelKind, MonoConfig,
-        Net20Config, PolicyConfig, RequestMode, ThreadCount, ThreadsConfig, ThrottleConfig,
+        Net20Config, PolicyConfig, RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig,
         TimerDispatch, TimerQueueChoice, TimersConfig,
     };
     use crate::policy_file::parse_policy;
@@ -119,7 +119,8 @@ mod tests {
         assert_eq!(p.gate.period, SimDuration::from_ms(500));
         assert_eq!(p.gate.comparison, Comparison::Greater);
         assert_eq!(p.gate.first_tick, FirstTick::Random);
-        assert_eq!(p.gate.drift, SimDuration::ZERO);
+        assert_eq!(p.gate.drift, Spread::fixed(SimDuration::ZERO));
+        assert_eq!(p.threads.sleep_overshoot, Spread::fixed(SimDuration::ZERO));
         assert_eq!(p.gate.idle_ticks_before_stop, 0);
         assert_eq!(p.hill_climbing.wave_period, 4);
         assert_eq!(p.dispatch.quantum, SimDuration::from_ms(30));
@@ -131,6 +132,7 @@ mod tests {
                 queues: ThreadCount::PerCore(1),
                 dispatch: TimerDispatch::UnmanagedRequest,
                 queue_of: TimerQueueChoice::Random,
+                tick_count: None,
             }
         );
         assert_eq!((&p.blocking, &p.mono, &p.net20), (&None, &None, &None));
@@ -147,7 +149,9 @@ mod tests {
             p.gate.first_tick,
             FirstTick::After(SimDuration::from_ms(1000))
         );
-        assert_eq!(p.gate.drift, SimDuration::from_us(500));
+        // Measured on Linux: the gate's ticks drift, sleeps return late.
+        assert!(!p.gate.drift.is_fixed());
+        assert!(!p.threads.sleep_overshoot.is_fixed());
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
         // Measured on Linux: a timer joins its creating thread's queue.
         assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread);
@@ -158,6 +162,7 @@ mod tests {
             description: classic.description.clone(),
             threads: ThreadsConfig {
                 start_latency: classic.threads.start_latency,
+                sleep_overshoot: classic.threads.sleep_overshoot.clone(),
                 ..p.threads.clone()
             },
             gate: classic.gate.clone(),
@@ -216,10 +221,16 @@ mod tests {
                 ..q.dispatch.clone()
             },
             timers: p.timers.clone(),
-            // net8 was measured on Linux, whose TickCount steps every 4 ms.
+            // net8 was measured on Linux, whose TickCount steps every 4 ms,
+            // whose sleeps return late and whose gate ticks drift.
             gate: GateConfig {
                 tick_count: p.gate.tick_count,
+                drift: p.gate.drift.clone(),
                 ..q.gate.clone()
+            },
+            threads: ThreadsConfig {
+                sleep_overshoot: p.threads.sleep_overshoot.clone(),
+                ..q.threads.clone()
             },
             ..q
         };
@@ -245,6 +256,7 @@ mod tests {
                 queues: ThreadCount::Fixed(1),
                 dispatch: TimerDispatch::GlobalPerCallback,
                 queue_of: TimerQueueChoice::Random,
+                tick_count: None,
             }
         );
         assert_eq!(

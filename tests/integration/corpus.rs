@@ -210,5 +210,5 @@ fn a_bad_policy_name_is_placed_in_the_scenario_file() {
     let path = corpus_dir().join("policy-file-bad-constant.toml");
     let scenario = load_scenario(&path).unwrap();
     let e = resolve_policy_for_scenario_file(&scenario.pool.policy, &path).unwrap_err();
-    assert!(e.to_string().contains("bad-policy.toml:29:13:"), "{e}");
+    assert!(e.to_string().contains("bad-policy.toml:30:13:"), "{e}");
 }

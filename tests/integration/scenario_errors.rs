@@ -757,7 +757,7 @@ fn scratch_dir(name: &str) -> std::path::PathBuf {
 #[test]
 fn net_classic_file_gives_the_expected_values() {
     use poolsim::policy::config::{
-        Comparison, FirstTick, ModelKind, RequestMode, ThreadCount, TimerDispatch,
+        Comparison, FirstTick, ModelKind, RequestMode, Spread, ThreadCount, TimerDispatch,
     };
     use poolsim::time::SimDuration;
     let p = parse_policy(&net_classic_text(), "policies/net-classic.toml").unwrap();
@@ -797,7 +797,7 @@ fn net_classic_file_gives_the_expected_values() {
     assert_eq!(p.threads.dedicated_start_latency, SimDuration::from_ms(4));
     assert!(p.threads.honours_set_min_threads);
     assert_eq!(g.first_tick, FirstTick::Random);
-    assert_eq!(g.drift, SimDuration::ZERO);
+    assert_eq!(g.drift, Spread::fixed(SimDuration::ZERO));
     assert_eq!(g.idle_ticks_before_stop, 0);
     assert_eq!(p.dispatch.requests, RequestMode::EveryDequeue);
     assert!(p.dispatch.leave_at_quantum);
@@ -875,6 +875,44 @@ fn policy_with_a_bad_new_constant() {
             "drift_ms = -0.5",
             "gate.drift_ms",
             &["must not be negative"],
+        ),
+        (
+            "net-classic.toml",
+            "drift_ms = 0",
+            "drift_ms = [0.3, 0.2]",
+            "gate.drift_ms",
+            &[
+                "quantiles must not decrease",
+                "value 2 (0.2) is below value 1",
+            ],
+        ),
+        (
+            "net-classic.toml",
+            "drift_ms = 0",
+            "drift_ms = [0.3]",
+            "gate.drift_ms",
+            &["a list of quantiles needs 2 to 101 values, found 1"],
+        ),
+        (
+            "net-classic.toml",
+            "drift_ms = 0",
+            "drift_ms = \"soon\"",
+            "gate.drift_ms",
+            &["a number or a list of numbers"],
+        ),
+        (
+            "net8.toml",
+            "sleep_overshoot_us = [82,",
+            "sleep_overshoot_us = [-82,",
+            "threads.sleep_overshoot_us",
+            &["value 1", "must not be negative"],
+        ),
+        (
+            "net-classic.toml",
+            "sleep_overshoot_us = 0",
+            "sleep_overshoot_us = [1, \"x\"]",
+            "threads.sleep_overshoot_us[1]",
+            &["expected a number"],
         ),
         (
             "net-classic.toml",

@@ -1,0 +1,243 @@
+//! Measures, from the recorded real runs, how late a `Thread.Sleep` returns,
+//! how far the gate (monitor) thread's ticks drift, and how long a new
+//! pool thread takes to start, per runtime: the constants of the Linux
+//! policies' `sleep_overshoot_us` and `drift_ms` (issue 12).
+//!
+//! ```sh
+//! cargo run --release --example timing_from_fixtures            # mono, net8, coreclr3
+//! cargo run --release --example timing_from_fixtures -- net8
+//! ```
+//!
+//! Sources: `tests/fixtures/generated/RUNTIME/` (40 scenarios x 5 runs,
+//! tiered compilation on) and `tests/fixtures/validation/STEM/RUNTIME-K.txt`
+//! (the hand-written suite), all recorded on one 2-core Linux machine.
+//! Each recording gives every item's `queued`, `started` and `finished`
+//! times (µs) and the thread index it started on.
+//!
+//! - **Sleep overshoot**: every item whose body is a single `sleep_ms = x`
+//!   step gives `finished − started − x` (the item starts its sleep when
+//!   it starts; the harness stamps the finish right after `Thread.Sleep`
+//!   returns). Printed as 11 quantiles at equally spaced probabilities from
+//!   p1 to p99 (the top percent mixes in the CPU contention the engine
+//!   models itself).
+//! - **Gate drift**: a thread the gate injects starts its first item right
+//!   after a tick. Two consecutive new threads whose first items start
+//!   within 8 ms of `k × 500 ms` apart (k = 1..3), the second's item queued
+//!   before the first's started (so it waited for a thread: an injection,
+//!   not demand), give a per-tick drift of `(gap − k × 500 ms) / k`.
+//!   Printed as 11 quantiles from p10 to p90 (the tails mix in the two
+//!   threads' start latencies and the odd pair that was not two injections),
+//!   negative values read as 0.
+//! - **Timer end offset** (reported): every item whose body is a single
+//!   `wait_ms = x` or `await_ms = x` gives `finished − started − x`: the
+//!   timer's lateness plus its callback's (or continuation's) wait for a pool
+//!   thread. On CoreCLR (3.1 and 8) some end up to ~3 ms *early*: the timer
+//!   queue keeps due times on `TickCount64`, the 4 ms coarse clock
+//!   (`[timers] tick_count_ms`); Mono's never do.
+//! - **Thread start latency** (reported, not modelled as a distribution):
+//!   in runs whose first two items were queued before either started, the
+//!   gap between the first items of the first two distinct threads. On the
+//!   portable pool (.NET 8: one outstanding request, renewed by the thread
+//!   that dequeues) that is one thread creation; on the others the second
+//!   thread may already exist, so the figure mixes creation and wake-up.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use poolsim::measure::measured;
+use poolsim::scenario::load::load_scenario;
+use poolsim::scenario::{Scenario, Step};
+
+/// The gate period of every Linux runtime measured here.
+const PERIOD_US: f64 = 500_000.0;
+
+struct Item {
+    group: u32,
+    thread: u32,
+    queued_us: f64,
+    started_us: f64,
+    finished_us: f64,
+}
+
+/// Every recorded run of `runtime` with its scenario.
+fn runs(root: &Path, runtime: &str) -> Vec<(Scenario, Vec<Item>)> {
+    let mut sets: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let generated = root.join("tests/fixtures/generated").join(runtime);
+    for toml in sorted_files(&generated, "toml") {
+        let stem = toml.file_stem().unwrap_or_default().to_owned();
+        sets.push((toml, generated.join(stem)));
+    }
+    for toml in sorted_files(&root.join("scenarios/validation"), "toml") {
+        let stem = toml.file_stem().unwrap_or_default().to_owned();
+        sets.push((toml, root.join("tests/fixtures/validation").join(stem)));
+    }
+    let mut out = Vec::new();
+    for (toml, dir) in sets {
+        let Ok(scenario) = load_scenario(&toml) else {
+            continue;
+        };
+        let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+        for file in sorted_files(&dir, "txt") {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            if !name.starts_with(&format!("{runtime}-")) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let Ok(m) = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2) else {
+                continue;
+            };
+            let us = |t: poolsim::time::SimTime| t.as_nanos() as f64 / 1000.0;
+            let items = m
+                .trace
+                .items
+                .iter()
+                .map(|i| Item {
+                    group: i.group,
+                    thread: i.thread,
+                    queued_us: us(i.queued),
+                    started_us: us(i.started),
+                    finished_us: us(i.finished),
+                })
+                .collect();
+            out.push((scenario.clone(), items));
+        }
+    }
+    out
+}
+
+fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The quantile at `p` of sorted `v`, interpolated linearly.
+fn quantile(v: &[f64], p: f64) -> f64 {
+    let r = p * (v.len() - 1) as f64;
+    let i = r.floor() as usize;
+    if i + 1 >= v.len() {
+        return v[v.len() - 1];
+    }
+    v[i] + (v[i + 1] - v[i]) * (r - i as f64)
+}
+
+/// 11 quantiles equally spaced from `lo` to `hi`.
+fn quantiles(mut v: Vec<f64>, lo: f64, hi: f64) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    (0..11)
+        .map(|k| quantile(&v, lo + (hi - lo) * k as f64 / 10.0))
+        .collect()
+}
+
+fn list(v: &[f64], digits: usize) -> String {
+    let parts: Vec<String> = v
+        .iter()
+        .map(|x| format!("{:.*}", digits, x.max(0.0)))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    let runtimes: Vec<&str> = ["mono", "net8", "coreclr3"]
+        .into_iter()
+        .filter(|r| wanted.is_empty() || wanted.iter().any(|w| w == r))
+        .collect();
+    for runtime in runtimes {
+        let mut sleeps = Vec::new();
+        let mut drifts = Vec::new();
+        let mut starts = Vec::new();
+        let mut timers = Vec::new();
+        let recorded = runs(root, runtime);
+        for (scenario, items) in &recorded {
+            for i in items {
+                match scenario.groups[i.group as usize].body[..] {
+                    [Step::Sleep(d)] => {
+                        let x = d.as_nanos() as f64 / 1000.0;
+                        sleeps.push(i.finished_us - i.started_us - x);
+                    }
+                    [Step::Wait(d)] | [Step::Await(d)] => {
+                        let x = d.as_nanos() as f64 / 1000.0;
+                        timers.push(i.finished_us - i.started_us - x);
+                    }
+                    _ => {}
+                }
+            }
+            let mut by_start: Vec<&Item> = items.iter().collect();
+            by_start.sort_by(|a, b| a.started_us.total_cmp(&b.started_us));
+            let mut seen = HashSet::new();
+            let firsts: Vec<&Item> = by_start
+                .iter()
+                .copied()
+                .filter(|i| seen.insert(i.thread))
+                .collect();
+            for pair in firsts.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                let gap = b.started_us - a.started_us;
+                let k = (gap / PERIOD_US).round();
+                if (1.0..=3.0).contains(&k)
+                    && (gap - k * PERIOD_US).abs() < 8_000.0
+                    && b.queued_us < a.started_us
+                {
+                    drifts.push((gap - k * PERIOD_US) / k / 1000.0);
+                }
+            }
+            if let [a, b, ..] = by_start[..]
+                && b.queued_us <= a.started_us
+                && let [t1, t2, ..] = firsts[..]
+            {
+                starts.push(t2.started_us - t1.started_us);
+            }
+        }
+        println!("== {runtime}: {} recorded runs", recorded.len());
+        if !sleeps.is_empty() {
+            println!(
+                "sleep overshoot, {} sleeps, us, p1..p99: sleep_overshoot_us = {}",
+                sleeps.len(),
+                list(&quantiles(sleeps.clone(), 0.01, 0.99), 0)
+            );
+            let q = quantiles(sleeps, 0.0, 1.0);
+            println!(
+                "  min {:.0}  p50 {:.0}  max {:.0} us",
+                q[0],
+                quantile(&q, 0.5),
+                q[10]
+            );
+        }
+        if !drifts.is_empty() {
+            println!(
+                "gate drift per tick, {} gaps, ms, p10..p90: drift_ms = {}",
+                drifts.len(),
+                list(&quantiles(drifts, 0.10, 0.90), 2)
+            );
+        }
+        if !timers.is_empty() {
+            let n = timers.len();
+            let q = quantiles(timers, 0.0, 1.0);
+            println!(
+                "timer end offset (single wait/await items), {n} items, ms: min {:.2}, p10 {:.2}, p50 {:.2}, p90 {:.2}",
+                q[0] / 1000.0,
+                q[1] / 1000.0,
+                q[5] / 1000.0,
+                q[9] / 1000.0
+            );
+        }
+        if !starts.is_empty() {
+            let n = starts.len();
+            let q = quantiles(starts, 0.0, 1.0);
+            println!(
+                "second thread's first start after the first's, {n} runs, us: min {:.0}, p10 {:.0}, p50 {:.0}, p90 {:.0}, max {:.0}",
+                q[0], q[1], q[5], q[9], q[10]
+            );
+        }
+    }
+}
