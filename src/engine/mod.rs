@@ -176,6 +176,14 @@ struct EventKey {
     seq: u64,
 }
 
+/// An [`EventKind::IdleTimeout`] waiting in [`World::idle_timeouts`].
+#[derive(Clone, Copy, Debug)]
+struct IdleTimeoutEvent {
+    key: EventKey,
+    thread: ThreadId,
+    generation: u64,
+}
+
 /// A unit of work in a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
@@ -295,6 +303,15 @@ struct World<'a, S: TraceSink> {
     now: SimTime,
     seq: u64,
     events: BinaryHeap<Reverse<(EventKey, EventKind)>>,
+    /// The idle (and retired) threads' timeouts, kept off `events`. Each
+    /// falls due `idle_timeout` (one constant per run) after it is
+    /// scheduled, so they are scheduled in (time, sequence) order and a FIFO
+    /// holds them sorted; [`World::pop_event`] merges it with the heap by
+    /// (time, sequence), so events run in the same order as from one heap.
+    /// Most go stale (the thread found work first) and are dropped when they
+    /// come due: with spread arrivals tens of thousands wait here, where
+    /// they cost the heap's sifts nothing.
+    idle_timeouts: VecDeque<IdleTimeoutEvent>,
 
     cpu: Cpu,
     cpu_generation: u64,
@@ -387,6 +404,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             now: SimTime::ZERO,
             seq: 0,
             events: BinaryHeap::new(),
+            idle_timeouts: VecDeque::new(),
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             threads: Vec::new(),
@@ -427,6 +445,39 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.seq += 1;
         self.events
             .push(Reverse((EventKey { at, seq: self.seq }, kind)));
+    }
+
+    /// Schedules `thread`'s idle timeout (valid while its generation is
+    /// `generation`) `idle_timeout` from now, in the FIFO.
+    fn schedule_idle_timeout(&mut self, thread: ThreadId, generation: u64) {
+        self.seq += 1;
+        let key = EventKey {
+            at: self.now + self.idle_timeout,
+            seq: self.seq,
+        };
+        debug_assert!(self.idle_timeouts.back().is_none_or(|last| last.key < key));
+        self.idle_timeouts.push_back(IdleTimeoutEvent {
+            key,
+            thread,
+            generation,
+        });
+    }
+
+    /// The next event by (time, sequence): the heap's or the idle timeouts'.
+    fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
+        if let Some(idle) = self.idle_timeouts.front()
+            && self
+                .events
+                .peek()
+                .is_none_or(|Reverse((key, _))| idle.key < *key)
+        {
+            let idle = self.idle_timeouts.pop_front()?;
+            return Some((
+                idle.key,
+                EventKind::IdleTimeout(idle.thread, idle.generation),
+            ));
+        }
+        self.events.pop().map(|Reverse(event)| event)
     }
 
     fn record(&mut self, event: TraceEvent) {
@@ -684,10 +735,7 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.tally.idle.push(thread);
         self.phase(thread, Phase::Idle, None);
-        self.schedule(
-            self.now + self.idle_timeout,
-            EventKind::IdleTimeout(thread, generation),
-        );
+        self.schedule_idle_timeout(thread, generation);
     }
 
     fn release_idle(&mut self) -> bool {
@@ -717,10 +765,7 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.retire(thread);
         self.phase(thread, Phase::Idle, None);
         self.sample_counts();
-        self.schedule(
-            self.now + self.idle_timeout,
-            EventKind::IdleTimeout(thread, generation),
-        );
+        self.schedule_idle_timeout(thread, generation);
     }
 
     fn unretire(&mut self) -> bool {
@@ -882,7 +927,7 @@ impl<S: TraceSink> Engine<'_, S> {
             if self.world.all_done() {
                 break Outcome::Completed;
             }
-            let Some(Reverse((key, kind))) = self.world.events.pop() else {
+            let Some((key, kind)) = self.world.pop_event() else {
                 if self.world.deadlocked() {
                     break Outcome::Deadlock {
                         at: self.world.now,
