@@ -184,6 +184,10 @@ struct IdleTimeoutEvent {
     generation: u64,
 }
 
+/// The size of one entry of the engine's event heap (for the benchmark's
+/// bare-heap baseline, `examples/bench.rs`).
+pub const EVENT_ENTRY_BYTES: usize = std::mem::size_of::<Reverse<(EventKey, EventKind)>>();
+
 /// A unit of work in a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
