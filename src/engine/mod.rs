@@ -280,6 +280,58 @@ enum Owner {
     Pair(u32),
 }
 
+/// The engine's state of one item, from its submission to its end.
+#[derive(Clone, Copy, Debug)]
+struct ItemState {
+    owner: Owner,
+    /// The body step it is at.
+    step: u32,
+    /// Whether it holds its group's semaphore.
+    acquired: bool,
+    finished: bool,
+}
+
+/// The state of the items alive: a window from the oldest unfinished item
+/// to the newest. Items end roughly in the order they were submitted, so
+/// with spread arrivals the window stays small however many items the run
+/// has (the items' records in the trace are kept apart from it).
+#[derive(Debug, Default)]
+struct ItemStates {
+    /// The id of `states[0]`.
+    base: ItemId,
+    states: VecDeque<ItemState>,
+}
+
+impl ItemStates {
+    fn push(&mut self, item: ItemId, owner: Owner) {
+        debug_assert_eq!(item as usize, self.base as usize + self.states.len());
+        self.states.push_back(ItemState {
+            owner,
+            step: 0,
+            acquired: false,
+            finished: false,
+        });
+    }
+
+    fn get(&self, item: ItemId) -> &ItemState {
+        &self.states[(item - self.base) as usize]
+    }
+
+    fn get_mut(&mut self, item: ItemId) -> &mut ItemState {
+        &mut self.states[(item - self.base) as usize]
+    }
+
+    /// `item` ended: its state (and that of the items before it, all ended)
+    /// is dropped.
+    fn finish(&mut self, item: ItemId) {
+        self.get_mut(item).finished = true;
+        while self.states.front().is_some_and(|s| s.finished) {
+            self.states.pop_front();
+            self.base += 1;
+        }
+    }
+}
+
 #[derive(Debug)]
 struct GroupState {
     submitted: u64,
@@ -336,10 +388,8 @@ struct World<'a, S: TraceSink> {
     range_is_list: bool,
 
     continuations: Vec<Option<Vec<Frame>>>,
-    item_owner: Vec<Owner>,
-    item_step: Vec<u32>,
-    /// Whether the item holds its group's semaphore.
-    item_acquired: Vec<bool>,
+    /// The engine's state of the items alive.
+    items: ItemStates,
 
     groups: Vec<GroupState>,
     loops: Vec<Loop>,
@@ -422,9 +472,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
-            item_owner: Vec::with_capacity(reserve),
-            item_step: Vec::with_capacity(reserve),
-            item_acquired: Vec::with_capacity(reserve),
+            items: ItemStates::default(),
             groups,
             loops: Vec::new(),
             replicas: Vec::new(),
@@ -598,9 +646,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             started: SimTime::MAX,
             finished: SimTime::MAX,
         });
-        self.item_step.push(0);
-        self.item_owner.push(owner);
-        self.item_acquired.push(false);
+        self.items.push(item, owner);
         item
     }
 
@@ -646,7 +692,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             return;
         };
         let record = &self.trace.items[to as usize];
-        if !self.item_acquired[to as usize] || record.started != SimTime::MAX {
+        if !self.items.get(to).acquired || record.started != SimTime::MAX {
             return;
         }
         let Some(sem) = self.groups[record.group as usize].semaphore else {
@@ -1402,7 +1448,7 @@ impl<S: TraceSink> Engine<'_, S> {
     /// The current step of the item on top of `t`'s stack is over: go on.
     fn step_finished(&mut self, t: ThreadId) {
         if let Some(&Frame::Item(item)) = self.world.th(t).frames.last() {
-            self.world.item_step[item as usize] += 1;
+            self.world.items.get_mut(item).step += 1;
         }
         self.resume(t);
     }
