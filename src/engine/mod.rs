@@ -371,6 +371,8 @@ struct World<'a, S: TraceSink> {
 
     cpu: Cpu,
     cpu_generation: u64,
+    /// The threads whose CPU work a check found finished (a reused buffer).
+    cpu_finished: Vec<ThreadId>,
 
     threads: Vec<PoolThread>,
     main_thread: Option<ThreadId>,
@@ -461,6 +463,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             idle_timeouts: VecDeque::new(),
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
+            cpu_finished: Vec::new(),
             threads: Vec::new(),
             main_thread: None,
             main_calls: VecDeque::new(),
@@ -1063,12 +1066,15 @@ impl<S: TraceSink> Engine<'_, S> {
                     return;
                 }
                 self.world.cpu.advance(self.world.now);
-                let mut finished = Vec::new();
+                // The buffer is reused: a CPU check ends about one job an item.
+                let mut finished = std::mem::take(&mut self.world.cpu_finished);
                 self.world.cpu.pop_finished(&mut finished);
-                for t in finished {
+                for &t in &finished {
                     self.world.th(t).activity = Activity::None;
                     self.step_finished(t);
                 }
+                finished.clear();
+                self.world.cpu_finished = finished;
                 self.world.reschedule_cpu();
             }
             EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
