@@ -241,4 +241,32 @@ mod tests {
     fn percentiles_of_nothing_are_zero() {
         assert_eq!(Percentiles::of(vec![]).max, 0.0);
     }
+
+    #[test]
+    fn time_starved_is_the_same_for_items_in_or_out_of_submission_order() {
+        use crate::trace::ItemRecord;
+        let item = |item, queued: u64, started: Option<u64>| ItemRecord {
+            item,
+            group: 0,
+            thread: 0,
+            queued: SimTime(queued),
+            started: started.map_or(SimTime::MAX, SimTime),
+            finished: SimTime::MAX,
+        };
+        let mut trace = crate::pool::state::empty_trace();
+        trace.end = SimTime(100);
+        trace.items = vec![
+            item(0, 0, Some(10)),
+            item(1, 5, Some(5)),
+            item(2, 5, Some(20)),
+            item(3, 30, Some(40)),
+            item(4, 35, Some(38)),
+            item(5, 90, None),
+            item(6, 120, None),
+        ];
+        // [0, 20) ∪ [30, 40) ∪ [90, 100): 40 ns.
+        assert_eq!(time_starved(&trace), SimDuration(40));
+        trace.items.reverse();
+        assert_eq!(time_starved(&trace), SimDuration(40));
+    }
 }

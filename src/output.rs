@@ -286,3 +286,41 @@ mod human_tests {
         assert_eq!(human_ms(32_762_983.9), "9 h 06 min 02 s");
     }
 }
+
+#[cfg(test)]
+mod staged_tests {
+    use super::Staged;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("poolsim-staged-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_staged_file_appears_only_when_committed() {
+        let d = dir("commit");
+        let path = d.join("out.csv");
+        let staged = Staged::write(&path, |w| Ok(w.write_all(b"a,b\n")?)).unwrap();
+        assert!(!path.exists());
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_staged_file_dropped_or_failed_leaves_nothing() {
+        let d = dir("drop");
+        let path = d.join("out.csv");
+        drop(Staged::write(&path, |w| Ok(w.write_all(b"x")?)).unwrap());
+        assert!(Staged::write(&path, |_| anyhow::bail!("render failed")).is_err());
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1459,3 +1459,28 @@ impl<S: TraceSink> Engine<'_, S> {
         self.resume(t);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ItemStates, Owner};
+
+    #[test]
+    fn item_states_drop_the_ended_items_from_the_oldest_on() {
+        let mut items = ItemStates::default();
+        for item in 0..4 {
+            items.push(item, Owner::Task);
+        }
+        items.get_mut(2).step = 7;
+        items.finish(1);
+        assert_eq!((items.base, items.states.len()), (0, 4));
+        items.finish(0);
+        // 0 and 1 ended: 2 is the oldest alive.
+        assert_eq!((items.base, items.states.len()), (2, 2));
+        assert_eq!(items.get(2).step, 7);
+        items.push(4, Owner::Parent);
+        items.finish(3);
+        items.finish(2);
+        assert_eq!((items.base, items.states.len()), (4, 1));
+        assert_eq!(items.get(4).owner, Owner::Parent);
+    }
+}
