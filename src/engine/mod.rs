@@ -368,6 +368,11 @@ struct World<'a, S: TraceSink> {
     /// come due: with spread arrivals tens of thousands wait here, where
     /// they cost the heap's sifts nothing.
     idle_timeouts: VecDeque<IdleTimeoutEvent>,
+    /// CPU checks (key, generation) scheduled no earlier than the last one
+    /// here, kept off `events`; one due before it goes to the heap. The next
+    /// completion rarely moves back, so nearly all land here, stale ones
+    /// too (every job started supersedes the pending check).
+    cpu_checks: VecDeque<(EventKey, u64)>,
 
     cpu: Cpu,
     cpu_generation: u64,
@@ -461,6 +466,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             seq: 0,
             events: BinaryHeap::new(),
             idle_timeouts: VecDeque::new(),
+            cpu_checks: VecDeque::new(),
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             cpu_finished: Vec::new(),
@@ -520,12 +526,18 @@ impl<'a, S: TraceSink> World<'a, S> {
 
     /// The next event by (time, sequence): the heap's or the idle timeouts'.
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
-        if let Some(idle) = self.idle_timeouts.front()
-            && self
-                .events
-                .peek()
-                .is_none_or(|Reverse((key, _))| idle.key < *key)
-        {
+        let heap = self.events.peek().map(|Reverse((key, _))| *key);
+        let idle = self.idle_timeouts.front().map(|e| e.key);
+        let cpu = self.cpu_checks.front().map(|e| e.0);
+        let first = |a: Option<EventKey>, b: Option<EventKey>| match (a, b) {
+            (Some(a), Some(b)) => a < b,
+            (a, _) => a.is_some(),
+        };
+        if first(cpu, heap) && first(cpu, idle) {
+            let (key, generation) = self.cpu_checks.pop_front()?;
+            return Some((key, EventKind::CpuCheck(generation)));
+        }
+        if first(idle, heap) {
             let idle = self.idle_timeouts.pop_front()?;
             return Some((
                 idle.key,
@@ -859,7 +871,14 @@ impl<'a, S: TraceSink> World<'a, S> {
     fn reschedule_cpu(&mut self) {
         self.cpu_generation += 1;
         if let Some(at) = self.cpu.next_completion() {
-            self.schedule(at, EventKind::CpuCheck(self.cpu_generation));
+            let at = at.max(self.now);
+            if self.cpu_checks.back().is_some_and(|last| at < last.0.at) {
+                self.schedule(at, EventKind::CpuCheck(self.cpu_generation));
+            } else {
+                self.seq += 1;
+                let key = EventKey { at, seq: self.seq };
+                self.cpu_checks.push_back((key, self.cpu_generation));
+            }
         }
     }
 
