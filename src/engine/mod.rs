@@ -176,13 +176,23 @@ struct EventKey {
     seq: u64,
 }
 
-/// An [`EventKind::IdleTimeout`] waiting in [`World::idle_timeouts`].
+/// The FIFOs beside the event heap ([`World::fifos`]): one per kind of
+/// event that is mostly scheduled in time order.
 #[derive(Clone, Copy, Debug)]
-struct IdleTimeoutEvent {
-    key: EventKey,
-    thread: ThreadId,
-    generation: u64,
+enum Fifo {
+    /// Idle (and retired) threads' timeouts: each falls due `idle_timeout`
+    /// (one constant per run) after it is scheduled, so always in order.
+    /// Most go stale (the thread found work first): with spread arrivals
+    /// tens of thousands wait, at no cost to the heap's sifts.
+    Idle,
+    /// CPU checks: every job started or finished supersedes the pending
+    /// one (a stale check an item); the next completion rarely moves back.
+    Cpu,
+    /// Threads ready after their start or wake latency.
+    Ready,
 }
+
+const FIFOS: usize = 3;
 
 /// The size of one entry of the engine's event heap (for the benchmark's
 /// bare-heap baseline, `examples/bench.rs`).
@@ -359,20 +369,12 @@ struct World<'a, S: TraceSink> {
     now: SimTime,
     seq: u64,
     events: BinaryHeap<Reverse<(EventKey, EventKind)>>,
-    /// The idle (and retired) threads' timeouts, kept off `events`. Each
-    /// falls due `idle_timeout` (one constant per run) after it is
-    /// scheduled, so they are scheduled in (time, sequence) order and a FIFO
-    /// holds them sorted; [`World::pop_event`] merges it with the heap by
-    /// (time, sequence), so events run in the same order as from one heap.
-    /// Most go stale (the thread found work first) and are dropped when they
-    /// come due: with spread arrivals tens of thousands wait here, where
-    /// they cost the heap's sifts nothing.
-    idle_timeouts: VecDeque<IdleTimeoutEvent>,
-    /// CPU checks (key, generation) scheduled no earlier than the last one
-    /// here, kept off `events`; one due before it goes to the heap. The next
-    /// completion rarely moves back, so nearly all land here, stale ones
-    /// too (every job started supersedes the pending check).
-    cpu_checks: VecDeque<(EventKey, u64)>,
+    /// Events kept off `events`, by [`Fifo`]: an event due no earlier than
+    /// the last one in its FIFO joins it, one due earlier goes to the heap,
+    /// so each FIFO is sorted by (time, sequence), and
+    /// [`World::pop_event`] merges the fronts with the heap's top: events
+    /// run in the same order as from one heap.
+    fifos: [VecDeque<(EventKey, EventKind)>; FIFOS],
 
     cpu: Cpu,
     cpu_generation: u64,
@@ -465,8 +467,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             now: SimTime::ZERO,
             seq: 0,
             events: BinaryHeap::new(),
-            idle_timeouts: VecDeque::new(),
-            cpu_checks: VecDeque::new(),
+            fifos: Default::default(),
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             cpu_finished: Vec::new(),
@@ -508,43 +509,36 @@ impl<'a, S: TraceSink> World<'a, S> {
             .push(Reverse((EventKey { at, seq: self.seq }, kind)));
     }
 
-    /// Schedules `thread`'s idle timeout (valid while its generation is
-    /// `generation`) `idle_timeout` from now, in the FIFO.
-    fn schedule_idle_timeout(&mut self, thread: ThreadId, generation: u64) {
+    /// Schedules `kind` at `at` in `fifo`, or in the heap if it is due
+    /// before the FIFO's last event.
+    fn schedule_in(&mut self, fifo: Fifo, at: SimTime, kind: EventKind) {
+        let at = at.max(self.now);
         self.seq += 1;
-        let key = EventKey {
-            at: self.now + self.idle_timeout,
-            seq: self.seq,
-        };
-        debug_assert!(self.idle_timeouts.back().is_none_or(|last| last.key < key));
-        self.idle_timeouts.push_back(IdleTimeoutEvent {
-            key,
-            thread,
-            generation,
-        });
+        let key = EventKey { at, seq: self.seq };
+        let queue = &mut self.fifos[fifo as usize];
+        if queue.back().is_none_or(|(last, _)| last.at <= at) {
+            queue.push_back((key, kind));
+        } else {
+            self.events.push(Reverse((key, kind)));
+        }
     }
 
-    /// The next event by (time, sequence): the heap's or the idle timeouts'.
+    /// The next event by (time, sequence): the heap's or a FIFO's.
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
-        let heap = self.events.peek().map(|Reverse((key, _))| *key);
-        let idle = self.idle_timeouts.front().map(|e| e.key);
-        let cpu = self.cpu_checks.front().map(|e| e.0);
-        let first = |a: Option<EventKey>, b: Option<EventKey>| match (a, b) {
-            (Some(a), Some(b)) => a < b,
-            (a, _) => a.is_some(),
-        };
-        if first(cpu, heap) && first(cpu, idle) {
-            let (key, generation) = self.cpu_checks.pop_front()?;
-            return Some((key, EventKind::CpuCheck(generation)));
+        let mut best = self.events.peek().map(|Reverse((key, _))| *key);
+        let mut from = None;
+        for (i, queue) in self.fifos.iter().enumerate() {
+            if let Some(&(key, _)) = queue.front()
+                && best.is_none_or(|b| key < b)
+            {
+                best = Some(key);
+                from = Some(i);
+            }
         }
-        if first(idle, heap) {
-            let idle = self.idle_timeouts.pop_front()?;
-            return Some((
-                idle.key,
-                EventKind::IdleTimeout(idle.thread, idle.generation),
-            ));
+        match from {
+            Some(i) => self.fifos[i].pop_front(),
+            None => self.events.pop().map(|Reverse(event)| event),
         }
-        self.events.pop().map(|Reverse(event)| event)
     }
 
     fn record(&mut self, event: TraceEvent) {
@@ -766,7 +760,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(self.now + self.start_latency, EventKind::ThreadReady(id, 0));
+        self.schedule_in(
+            Fifo::Ready,
+            self.now + self.start_latency,
+            EventKind::ThreadReady(id, 0),
+        );
         id
     }
 
@@ -777,7 +775,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.dedicated_alive += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(self.now + latency, EventKind::ThreadReady(id, 0));
+        self.schedule_in(
+            Fifo::Ready,
+            self.now + latency,
+            EventKind::ThreadReady(id, 0),
+        );
         id
     }
 
@@ -800,7 +802,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.tally.idle.push(thread);
         self.phase(thread, Phase::Idle, None);
-        self.schedule_idle_timeout(thread, generation);
+        self.schedule_in(
+            Fifo::Idle,
+            self.now + self.idle_timeout,
+            EventKind::IdleTimeout(thread, generation),
+        );
     }
 
     fn release_idle(&mut self) -> bool {
@@ -812,7 +818,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         t.generation += 1;
         let generation = t.generation;
         self.phase(thread, Phase::Starting, None);
-        self.schedule(
+        self.schedule_in(
+            Fifo::Ready,
             self.now + self.wake_latency,
             EventKind::ThreadReady(thread, generation),
         );
@@ -830,7 +837,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.retire(thread);
         self.phase(thread, Phase::Idle, None);
         self.sample_counts();
-        self.schedule_idle_timeout(thread, generation);
+        self.schedule_in(
+            Fifo::Idle,
+            self.now + self.idle_timeout,
+            EventKind::IdleTimeout(thread, generation),
+        );
     }
 
     fn unretire(&mut self) -> bool {
@@ -843,7 +854,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.phase(thread, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(
+        self.schedule_in(
+            Fifo::Ready,
             self.now + self.wake_latency,
             EventKind::ThreadReady(thread, generation),
         );
@@ -871,14 +883,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     fn reschedule_cpu(&mut self) {
         self.cpu_generation += 1;
         if let Some(at) = self.cpu.next_completion() {
-            let at = at.max(self.now);
-            if self.cpu_checks.back().is_some_and(|last| at < last.0.at) {
-                self.schedule(at, EventKind::CpuCheck(self.cpu_generation));
-            } else {
-                self.seq += 1;
-                let key = EventKey { at, seq: self.seq };
-                self.cpu_checks.push_back((key, self.cpu_generation));
-            }
+            self.schedule_in(Fifo::Cpu, at, EventKind::CpuCheck(self.cpu_generation));
         }
     }
 
