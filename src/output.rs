@@ -107,8 +107,9 @@ pub fn write_all_atomic(files: &[(&PathBuf, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` to `path` atomically (temporary file + rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The temporary name beside `path` that [`write_atomic`] and [`Staged`]
+/// write to before the rename.
+fn temporary_for(path: &Path) -> Result<PathBuf> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -123,11 +124,65 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path
         .file_name()
         .with_context(|| format!("cannot write {}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
+    Ok(dir.join(format!(
         ".{}.tmp-{}",
         name.to_string_lossy(),
         std::process::id()
-    ));
+    )))
+}
+
+/// An output streamed to its temporary file (not held in memory), renamed
+/// into place by [`Staged::commit`]; dropped uncommitted, the temporary file
+/// is removed. Lets a large output (`--trace` of millions of items) join the
+/// other outputs of a run, all written only if all could be made.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// Streams `write` into the temporary file of `path`.
+    pub fn write(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<Staged> {
+        let tmp = temporary_for(path)?;
+        let staged = Staged {
+            tmp,
+            path: path.to_path_buf(),
+            committed: false,
+        };
+        let f = fs::File::create(&staged.tmp)
+            .with_context(|| format!("cannot create {}", staged.tmp.display()))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut w).with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+        let f = w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+        f.sync_all().ok();
+        Ok(staged)
+    }
+
+    /// Renames the file into place.
+    pub fn commit(mut self) -> Result<()> {
+        fs::rename(&self.tmp, &self.path)
+            .with_context(|| format!("cannot write {}", self.path.display()))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file + rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temporary_for(path)?;
     let result = (|| -> Result<()> {
         let mut f =
             fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -146,7 +201,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// The per-item CSV: `item,group,thread,queued_ns,started_ns,finished_ns`,
 /// integer nanoseconds; an item that never started or finished has an empty cell.
 pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut bytes = Vec::new();
+    write_items_csv(trace, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`items_csv`] streamed to `out`.
+pub fn write_items_csv(trace: &Trace, out: &mut dyn Write) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "item",
         "group",
@@ -155,34 +217,36 @@ pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
         "started_ns",
         "finished_ns",
     ])?;
-    let cell = |t: crate::time::SimTime| {
-        if t == crate::time::SimTime::MAX {
-            String::new()
-        } else {
-            t.as_nanos().to_string()
+    // One buffer per field, reused row after row.
+    let mut fields: [Vec<u8>; 6] = Default::default();
+    fn number(buf: &mut Vec<u8>, n: Option<u64>) {
+        buf.clear();
+        if let Some(n) = n {
+            // Writing to a Vec cannot fail.
+            let _ = write!(buf, "{n}");
         }
-    };
+    }
+    let time = |t: crate::time::SimTime| (t != crate::time::SimTime::MAX).then(|| t.as_nanos());
     for i in &trace.items {
         let group = trace
             .groups
             .get(i.group as usize)
             .map(String::as_str)
             .unwrap_or("");
-        let thread = if i.thread == u32::MAX {
-            String::new()
-        } else {
-            i.thread.to_string()
-        };
-        w.write_record([
-            i.item.to_string(),
-            group.to_string(),
-            thread,
-            cell(i.queued),
-            cell(i.started),
-            cell(i.finished),
-        ])?;
+        number(&mut fields[0], Some(u64::from(i.item)));
+        fields[1].clear();
+        fields[1].extend_from_slice(group.as_bytes());
+        number(
+            &mut fields[2],
+            (i.thread != u32::MAX).then_some(u64::from(i.thread)),
+        );
+        number(&mut fields[3], time(i.queued));
+        number(&mut fields[4], time(i.started));
+        number(&mut fields[5], time(i.finished));
+        w.write_record(&fields)?;
     }
-    w.into_inner().context("cannot finish CSV")
+    w.flush().context("cannot finish CSV")?;
+    Ok(())
 }
 
 /// A duration for people: `812.4 ms`, `4.63 s`, `2 min 05.3 s`,
@@ -220,5 +284,43 @@ mod human_tests {
         assert_eq!(human_ms(4630.2), "4.63 s");
         assert_eq!(human_ms(125_300.0), "2 min 05.3 s");
         assert_eq!(human_ms(32_762_983.9), "9 h 06 min 02 s");
+    }
+}
+
+#[cfg(test)]
+mod staged_tests {
+    use super::Staged;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("poolsim-staged-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_staged_file_appears_only_when_committed() {
+        let d = dir("commit");
+        let path = d.join("out.csv");
+        let staged = Staged::write(&path, |w| Ok(w.write_all(b"a,b\n")?)).unwrap();
+        assert!(!path.exists());
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a,b\n");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_staged_file_dropped_or_failed_leaves_nothing() {
+        let d = dir("drop");
+        let path = d.join("out.csv");
+        drop(Staged::write(&path, |w| Ok(w.write_all(b"x")?)).unwrap());
+        assert!(Staged::write(&path, |_| anyhow::bail!("render failed")).is_err());
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

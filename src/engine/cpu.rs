@@ -17,12 +17,66 @@
 //! nanoseconds of work in 32.32 fixed point.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::time::{SimDuration, SimTime};
 use crate::trace::ThreadId;
 
 const FRAC_BITS: u32 = 32;
+
+type Job = (u128, u64, ThreadId);
+
+/// The running jobs by (virtual finish, insertion order). A job started
+/// later usually finishes later (jobs of one size always do), so a job
+/// finishing no earlier than the last one queued joins a FIFO; one finishing
+/// earlier goes to a heap. The earliest is the earlier of the two fronts.
+#[derive(Debug, Default)]
+struct Jobs {
+    fifo: VecDeque<Job>,
+    heap: BinaryHeap<Reverse<Job>>,
+}
+
+impl Jobs {
+    fn len(&self) -> usize {
+        self.fifo.len() + self.heap.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.fifo.is_empty() && self.heap.is_empty()
+    }
+
+    fn push(&mut self, job: Job) {
+        if self.fifo.back().is_none_or(|last| *last <= job) {
+            self.fifo.push_back(job);
+        } else {
+            self.heap.push(Reverse(job));
+        }
+    }
+
+    /// Whether the earliest job is the FIFO's.
+    fn fifo_first(&self) -> bool {
+        match (self.fifo.front(), self.heap.peek()) {
+            (Some(f), Some(Reverse(h))) => f < h,
+            (f, _) => f.is_some(),
+        }
+    }
+
+    fn peek(&self) -> Option<Job> {
+        if self.fifo_first() {
+            self.fifo.front().copied()
+        } else {
+            self.heap.peek().map(|Reverse(job)| *job)
+        }
+    }
+
+    fn pop(&mut self) -> Option<Job> {
+        if self.fifo_first() {
+            self.fifo.pop_front()
+        } else {
+            self.heap.pop().map(|Reverse(job)| job)
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct Cpu {
@@ -35,8 +89,9 @@ pub struct Cpu {
     /// Virtual work clock, ns << FRAC_BITS.
     virtual_work: u128,
     last_update: SimTime,
-    /// (virtual finish, insertion order, thread)
-    jobs: BinaryHeap<Reverse<(u128, u64, ThreadId)>>,
+    /// The jobs running: (virtual finish, insertion order, thread), in
+    /// [`Jobs`].
+    jobs: Jobs,
     next_order: u64,
     /// Core-nanoseconds spent running (min(runnable, cores) integrated).
     busy_core_ns: u128,
@@ -51,7 +106,7 @@ impl Cpu {
             spin_percent: u64::from(spin_percent.clamp(1, 100)),
             virtual_work: 0,
             last_update: SimTime::ZERO,
-            jobs: BinaryHeap::new(),
+            jobs: Jobs::default(),
             next_order: 0,
             busy_core_ns: 0,
         }
@@ -101,7 +156,7 @@ impl Cpu {
     /// Starts `work` of CPU work for `thread` (call `advance(now)` first).
     pub fn add_job(&mut self, thread: ThreadId, work: SimDuration) {
         let finish = self.virtual_work + (u128::from(work.as_nanos()) << FRAC_BITS);
-        self.jobs.push(Reverse((finish, self.next_order, thread)));
+        self.jobs.push((finish, self.next_order, thread));
         self.next_order += 1;
     }
 
@@ -127,7 +182,7 @@ impl Cpu {
 
     /// When the earliest CPU job will finish at the current sharing, if any.
     pub fn next_completion(&self) -> Option<SimTime> {
-        let Reverse((finish, _, _)) = self.jobs.peek()?;
+        let (finish, _, _) = self.jobs.peek()?;
         let remaining = finish.saturating_sub(self.virtual_work);
         let n = self.demand();
         let cores = u128::from(self.cores) * 100;
@@ -144,7 +199,7 @@ impl Cpu {
     /// Removes and returns every job finished by now (call `advance(now)` first),
     /// in the order they finish.
     pub fn pop_finished(&mut self, out: &mut Vec<ThreadId>) {
-        while let Some(Reverse((finish, _, thread))) = self.jobs.peek().copied() {
+        while let Some((finish, _, thread)) = self.jobs.peek() {
             if finish > self.virtual_work {
                 break;
             }
@@ -174,6 +229,28 @@ mod tests {
             }
         }
         done
+    }
+
+    #[test]
+    fn jobs_come_out_by_finish_then_start_order_whichever_way_they_went_in() {
+        let mut jobs = Jobs::default();
+        let finishes = [5u128, 3, 7, 3, 1, 7, 9, 2];
+        for (order, &f) in finishes.iter().enumerate() {
+            jobs.push((f, order as u64, order as ThreadId));
+        }
+        assert!(!jobs.fifo.is_empty() && !jobs.heap.is_empty());
+        let mut expected: Vec<Job> = finishes
+            .iter()
+            .enumerate()
+            .map(|(o, &f)| (f, o as u64, o as ThreadId))
+            .collect();
+        expected.sort();
+        let mut out = Vec::new();
+        while let Some(job) = jobs.pop() {
+            out.push(job);
+        }
+        assert_eq!(out, expected);
+        assert!(jobs.is_empty());
     }
 
     #[test]

@@ -202,6 +202,28 @@ struct EventKey {
     seq: u64,
 }
 
+/// The FIFOs beside the event heap ([`World::fifos`]): one per kind of
+/// event that is mostly scheduled in time order.
+#[derive(Clone, Copy, Debug)]
+enum Fifo {
+    /// Idle (and retired) threads' timeouts: each falls due `idle_timeout`
+    /// (one constant per run) after it is scheduled, so always in order.
+    /// Most go stale (the thread found work first): with spread arrivals
+    /// tens of thousands wait, at no cost to the heap's sifts.
+    Idle,
+    /// CPU checks: every job started or finished supersedes the pending
+    /// one (a stale check an item); the next completion rarely moves back.
+    Cpu,
+    /// Threads ready after their start or wake latency.
+    Ready,
+}
+
+const FIFOS: usize = 3;
+
+/// The size of one entry of the engine's event heap (for the benchmark's
+/// bare-heap baseline, `examples/bench.rs`).
+pub const EVENT_ENTRY_BYTES: usize = std::mem::size_of::<Reverse<(EventKey, EventKind)>>();
+
 /// A unit of work in a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Work {
@@ -294,6 +316,58 @@ enum Owner {
     Pair(u32),
 }
 
+/// The engine's state of one item, from its submission to its end.
+#[derive(Clone, Copy, Debug)]
+struct ItemState {
+    owner: Owner,
+    /// The body step it is at.
+    step: u32,
+    /// Whether it holds its group's semaphore.
+    acquired: bool,
+    finished: bool,
+}
+
+/// The state of the items alive: a window from the oldest unfinished item
+/// to the newest. Items end roughly in the order they were submitted, so
+/// with spread arrivals the window stays small however many items the run
+/// has (the items' records in the trace are kept apart from it).
+#[derive(Debug, Default)]
+struct ItemStates {
+    /// The id of `states[0]`.
+    base: ItemId,
+    states: VecDeque<ItemState>,
+}
+
+impl ItemStates {
+    fn push(&mut self, item: ItemId, owner: Owner) {
+        debug_assert_eq!(item as usize, self.base as usize + self.states.len());
+        self.states.push_back(ItemState {
+            owner,
+            step: 0,
+            acquired: false,
+            finished: false,
+        });
+    }
+
+    fn get(&self, item: ItemId) -> &ItemState {
+        &self.states[(item - self.base) as usize]
+    }
+
+    fn get_mut(&mut self, item: ItemId) -> &mut ItemState {
+        &mut self.states[(item - self.base) as usize]
+    }
+
+    /// `item` ended: its state (and that of the items before it, all ended)
+    /// is dropped.
+    fn finish(&mut self, item: ItemId) {
+        self.get_mut(item).finished = true;
+        while self.states.front().is_some_and(|s| s.finished) {
+            self.states.pop_front();
+            self.base += 1;
+        }
+    }
+}
+
 #[derive(Debug)]
 struct GroupState {
     submitted: u64,
@@ -321,9 +395,17 @@ struct World<'a, S: TraceSink> {
     now: SimTime,
     seq: u64,
     events: BinaryHeap<Reverse<(EventKey, EventKind)>>,
+    /// Events kept off `events`, by [`Fifo`]: an event due no earlier than
+    /// the last one in its FIFO joins it, one due earlier goes to the heap,
+    /// so each FIFO is sorted by (time, sequence), and
+    /// [`World::pop_event`] merges the fronts with the heap's top: events
+    /// run in the same order as from one heap.
+    fifos: [VecDeque<(EventKey, EventKind)>; FIFOS],
 
     cpu: Cpu,
     cpu_generation: u64,
+    /// The threads whose CPU work a check found finished (a reused buffer).
+    cpu_finished: Vec<ThreadId>,
 
     threads: Vec<PoolThread>,
     main_thread: Option<ThreadId>,
@@ -348,10 +430,8 @@ struct World<'a, S: TraceSink> {
     range_is_list: bool,
 
     continuations: Vec<Option<Vec<Frame>>>,
-    item_owner: Vec<Owner>,
-    item_step: Vec<u32>,
-    /// Whether the item holds its group's semaphore.
-    item_acquired: Vec<bool>,
+    /// The engine's state of the items alive.
+    items: ItemStates,
 
     groups: Vec<GroupState>,
     loops: Vec<Loop>,
@@ -420,8 +500,10 @@ impl<'a, S: TraceSink> World<'a, S> {
             now: SimTime::ZERO,
             seq: 0,
             events: BinaryHeap::new(),
+            fifos: Default::default(),
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
+            cpu_finished: Vec::new(),
             threads: Vec::new(),
             main_thread: None,
             main_calls: VecDeque::new(),
@@ -447,9 +529,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
-            item_owner: Vec::with_capacity(reserve),
-            item_step: Vec::with_capacity(reserve),
-            item_acquired: Vec::with_capacity(reserve),
+            items: ItemStates::default(),
             groups,
             loops: Vec::new(),
             replicas: Vec::new(),
@@ -505,6 +585,38 @@ impl<'a, S: TraceSink> World<'a, S> {
         match self.timer_rng.as_mut() {
             Some(rng) => due + self.sleep_overshoot.draw(rng),
             None => due + self.sleep_overshoot.min(),
+        }
+    }
+
+    /// Schedules `kind` at `at` in `fifo`, or in the heap if it is due
+    /// before the FIFO's last event.
+    fn schedule_in(&mut self, fifo: Fifo, at: SimTime, kind: EventKind) {
+        let at = at.max(self.now);
+        self.seq += 1;
+        let key = EventKey { at, seq: self.seq };
+        let queue = &mut self.fifos[fifo as usize];
+        if queue.back().is_none_or(|(last, _)| last.at <= at) {
+            queue.push_back((key, kind));
+        } else {
+            self.events.push(Reverse((key, kind)));
+        }
+    }
+
+    /// The next event by (time, sequence): the heap's or a FIFO's.
+    fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
+        let mut best = self.events.peek().map(|Reverse((key, _))| *key);
+        let mut from = None;
+        for (i, queue) in self.fifos.iter().enumerate() {
+            if let Some(&(key, _)) = queue.front()
+                && best.is_none_or(|b| key < b)
+            {
+                best = Some(key);
+                from = Some(i);
+            }
+        }
+        match from {
+            Some(i) => self.fifos[i].pop_front(),
+            None => self.events.pop().map(|Reverse(event)| event),
         }
     }
 
@@ -622,9 +734,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             started: SimTime::MAX,
             finished: SimTime::MAX,
         });
-        self.item_step.push(0);
-        self.item_owner.push(owner);
-        self.item_acquired.push(false);
+        self.items.push(item, owner);
         item
     }
 
@@ -670,7 +780,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             return;
         };
         let record = &self.trace.items[to as usize];
-        if !self.item_acquired[to as usize] || record.started != SimTime::MAX {
+        if !self.items.get(to).acquired || record.started != SimTime::MAX {
             return;
         }
         let Some(sem) = self.groups[record.group as usize].semaphore else {
@@ -729,7 +839,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(self.now + self.start_latency, EventKind::ThreadReady(id, 0));
+        self.schedule_in(
+            Fifo::Ready,
+            self.now + self.start_latency,
+            EventKind::ThreadReady(id, 0),
+        );
         id
     }
 
@@ -740,7 +854,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.dedicated_alive += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(self.now + latency, EventKind::ThreadReady(id, 0));
+        self.schedule_in(
+            Fifo::Ready,
+            self.now + latency,
+            EventKind::ThreadReady(id, 0),
+        );
         id
     }
 
@@ -763,7 +881,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.tally.idle.push(thread);
         self.phase(thread, Phase::Idle, None);
-        self.schedule(
+        self.schedule_in(
+            Fifo::Idle,
             self.now + self.idle_timeout,
             EventKind::IdleTimeout(thread, generation),
         );
@@ -778,7 +897,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         t.generation += 1;
         let generation = t.generation;
         self.phase(thread, Phase::Starting, None);
-        self.schedule(
+        self.schedule_in(
+            Fifo::Ready,
             self.now + self.wake_latency,
             EventKind::ThreadReady(thread, generation),
         );
@@ -796,7 +916,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.retire(thread);
         self.phase(thread, Phase::Idle, None);
         self.sample_counts();
-        self.schedule(
+        self.schedule_in(
+            Fifo::Idle,
             self.now + self.idle_timeout,
             EventKind::IdleTimeout(thread, generation),
         );
@@ -812,7 +933,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.phase(thread, Phase::Starting, None);
         self.sample_counts();
-        self.schedule(
+        self.schedule_in(
+            Fifo::Ready,
             self.now + self.wake_latency,
             EventKind::ThreadReady(thread, generation),
         );
@@ -840,7 +962,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     fn reschedule_cpu(&mut self) {
         self.cpu_generation += 1;
         if let Some(at) = self.cpu.next_completion() {
-            self.schedule(at, EventKind::CpuCheck(self.cpu_generation));
+            self.schedule_in(Fifo::Cpu, at, EventKind::CpuCheck(self.cpu_generation));
         }
     }
 
@@ -962,7 +1084,7 @@ impl<S: TraceSink> Engine<'_, S> {
             if self.world.all_done() {
                 break Outcome::Completed;
             }
-            let Some(Reverse((key, kind))) = self.world.events.pop() else {
+            let Some((key, kind)) = self.world.pop_event() else {
                 if self.world.deadlocked() {
                     break Outcome::Deadlock {
                         at: self.world.now,
@@ -1048,12 +1170,15 @@ impl<S: TraceSink> Engine<'_, S> {
                     return;
                 }
                 self.world.cpu.advance(self.world.now);
-                let mut finished = Vec::new();
+                // The buffer is reused: a CPU check ends about one job an item.
+                let mut finished = std::mem::take(&mut self.world.cpu_finished);
                 self.world.cpu.pop_finished(&mut finished);
-                for t in finished {
+                for &t in &finished {
                     self.world.th(t).activity = Activity::None;
                     self.step_finished(t);
                 }
+                finished.clear();
+                self.world.cpu_finished = finished;
                 self.world.reschedule_cpu();
             }
             EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
@@ -1433,8 +1558,33 @@ impl<S: TraceSink> Engine<'_, S> {
     /// The current step of the item on top of `t`'s stack is over: go on.
     fn step_finished(&mut self, t: ThreadId) {
         if let Some(&Frame::Item(item)) = self.world.th(t).frames.last() {
-            self.world.item_step[item as usize] += 1;
+            self.world.items.get_mut(item).step += 1;
         }
         self.resume(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ItemStates, Owner};
+
+    #[test]
+    fn item_states_drop_the_ended_items_from_the_oldest_on() {
+        let mut items = ItemStates::default();
+        for item in 0..4 {
+            items.push(item, Owner::Task);
+        }
+        items.get_mut(2).step = 7;
+        items.finish(1);
+        assert_eq!((items.base, items.states.len()), (0, 4));
+        items.finish(0);
+        // 0 and 1 ended: 2 is the oldest alive.
+        assert_eq!((items.base, items.states.len()), (2, 2));
+        assert_eq!(items.get(2).step, 7);
+        items.push(4, Owner::Parent);
+        items.finish(3);
+        items.finish(2);
+        assert_eq!((items.base, items.states.len()), (4, 1));
+        assert_eq!(items.get(4).owner, Owner::Parent);
     }
 }

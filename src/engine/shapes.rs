@@ -146,7 +146,7 @@ impl<S: TraceSink> Engine<'_, S> {
     /// Moves the item on top of `t`'s stack (and, for an async worker, the
     /// worker below it) into a continuation.
     fn suspend(&mut self, t: ThreadId, item: ItemId) -> u32 {
-        let take = match self.world.item_owner[item as usize] {
+        let take = match self.world.items.get(item).owner {
             Owner::AsyncWorker(_) => 2,
             _ => 1,
         };
@@ -160,7 +160,7 @@ impl<S: TraceSink> Engine<'_, S> {
     /// the pair's queue for a task on a pair, else `from`'s local queue (a
     /// pool thread) or the global queue.
     fn queue_continuation(&mut self, item: ItemId, cont: u32, from: Option<ThreadId>) {
-        if let Owner::Pair(p) = self.world.item_owner[item as usize] {
+        if let Owner::Pair(p) = self.world.items.get(item).owner {
             self.pair_push(p, Work::Continuation(cont), None);
         } else {
             self.world.enqueue_from(from, Work::Continuation(cont));
@@ -175,7 +175,7 @@ impl<S: TraceSink> Engine<'_, S> {
             .clone()
             .unwrap_or_default();
         if let Some(Frame::Item(item)) = frames.last().copied()
-            && let Owner::Pair(p) = self.world.item_owner[item as usize]
+            && let Owner::Pair(p) = self.world.items.get(item).owner
         {
             self.pair_push(p, Work::Continuation(cont), None);
             return;
@@ -189,15 +189,15 @@ impl<S: TraceSink> Engine<'_, S> {
         let group = self.world.trace.items[i].group;
         if self.world.trace.items[i].started == crate::time::SimTime::MAX {
             if let Some(sem) = self.world.groups[group as usize].semaphore
-                && !self.world.item_acquired[i]
+                && !self.world.items.get(item).acquired
             {
                 // await semaphore.WaitAsync()
                 if self.world.semaphores[sem as usize].try_acquire() {
-                    self.world.item_acquired[i] = true;
+                    self.world.items.get_mut(item).acquired = true;
                 } else {
                     let cont = self.suspend(t, item);
                     self.world.semaphores[sem as usize].wait(cont);
-                    self.world.item_acquired[i] = true;
+                    self.world.items.get_mut(item).acquired = true;
                     return Flow::Suspended;
                 }
             }
@@ -211,7 +211,7 @@ impl<S: TraceSink> Engine<'_, S> {
         let body = &scenario.groups[group as usize].body;
         let pool = self.world.is_pool(t);
         loop {
-            let pc = self.world.item_step[i] as usize;
+            let pc = self.world.items.get(item).step as usize;
             let Some(step) = body.get(pc) else {
                 return self.finish_item(t, item);
             };
@@ -275,21 +275,21 @@ impl<S: TraceSink> Engine<'_, S> {
                     return Flow::Pending;
                 }
                 Step::Await(d) => {
-                    self.world.item_step[i] += 1;
+                    self.world.items.get_mut(item).step += 1;
                     let cont = self.suspend(t, item);
                     let due = self.world.timer_due(d);
                     self.add_timer(due, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {
-                    self.world.item_step[i] += 1;
+                    self.world.items.get_mut(item).step += 1;
                     let cont = self.suspend(t, item);
                     // Task.Yield: the global queue (or the task's scheduler).
                     self.queue_continuation(item, cont, None);
                     return Flow::Suspended;
                 }
             }
-            self.world.item_step[i] += 1;
+            self.world.items.get_mut(item).step += 1;
         }
     }
 
@@ -301,7 +301,9 @@ impl<S: TraceSink> Engine<'_, S> {
             .record(TraceEvent::ItemFinished { item, thread: t });
         let group = self.world.trace.items[i].group;
         self.group_item_finished(group);
-        if self.world.item_acquired[i]
+        let state = *self.world.items.get(item);
+        self.world.items.finish(item);
+        if state.acquired
             && let Some(sem) = self.world.groups[group as usize].semaphore
         {
             // semaphore.Release(): the first waiter's continuation goes to
@@ -311,7 +313,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.request_thread(RequestCause::Enqueue);
             }
         }
-        if let Owner::InvokeTask(lp) = self.world.item_owner[i] {
+        if let Owner::InvokeTask(lp) = state.owner {
             self.world.loops[lp as usize].outstanding -= 1;
             self.check_release(lp);
         }
@@ -451,13 +453,13 @@ impl<S: TraceSink> Engine<'_, S> {
                         (self.world.loops[l].first_item, self.world.loops[l].count);
                     for a in 1..count {
                         let item = first + a as ItemId;
-                        self.world.item_owner[item as usize] = Owner::InvokeTask(lp);
+                        self.world.items.get_mut(item).owner = Owner::InvokeTask(lp);
                         self.world.loops[l].outstanding += 1;
                         self.world.enqueue_from(pool_caller, Work::Item(item));
                         self.request_thread(RequestCause::Enqueue);
                     }
                     if count > 0 {
-                        self.world.item_owner[first as usize] = Owner::Parent;
+                        self.world.items.get_mut(first).owner = Owner::Parent;
                         return Flow::Push(Frame::Item(first));
                     }
                 }
@@ -720,7 +722,7 @@ impl<S: TraceSink> Engine<'_, S> {
             }
         }
         let item = self.world.loops[l].first_item + index as ItemId;
-        self.world.item_owner[item as usize] = Owner::AsyncWorker(w);
+        self.world.items.get_mut(item).owner = Owner::AsyncWorker(w);
         Flow::Push(Frame::Item(item))
     }
 
