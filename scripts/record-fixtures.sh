@@ -6,14 +6,17 @@
 # machine: every run is real time, and other load distorts it.
 #
 # Usage: scripts/record-fixtures.sh [RUNTIME ...]   (default: mono coreclr3 net8 native)
+#   SCENARIOS=DIR the scenarios of DIR/*.toml (default scenarios/validation)
 #   FIXTURES=DIR  record into DIR/<scenario>/ instead
 #   REPEAT=N      repetitions per scenario and runtime (default 3)
+# The round-number suite: SCENARIOS=scenarios/validation/round
+#   FIXTURES=tests/fixtures/validation/round REPEAT=10 scripts/record-fixtures.sh mono coreclr3 net8
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runtimes=("$@")
 [ ${#runtimes[@]} -eq 0 ] && runtimes=(mono coreclr3 net8 native)
 cargo build --release --quiet
-for f in scenarios/validation/*.toml; do
+for f in "${SCENARIOS:-scenarios/validation}"/*.toml; do
   stem=$(basename "$f" .toml)
   dir="${FIXTURES:-tests/fixtures/validation}/$stem"
   for rt in "${runtimes[@]}"; do

@@ -19,6 +19,7 @@ mod net20;
 mod nettrace;
 mod render;
 mod reproduce;
+mod round;
 mod scenario_errors;
 mod seed_001;
 mod shapes;

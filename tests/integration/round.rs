@@ -1,0 +1,151 @@
+//! The round-number suite: `scenarios/validation/round/` (sleeps, waits,
+//! busy loops and arrivals of whole seconds and half seconds, as real code
+//! and every seed write them), recorded 10 times on Mono, .NET Core 3.1 and
+//! .NET 8 with the runtimes' defaults (tiered compilation on) in
+//! `tests/fixtures/validation/round/` (`scripts/record-fixtures.sh`, see its
+//! header). Round durations put completions on the gate's ticks, so the
+//! real pools give several outcomes; each model is checked as a
+//! distribution over 100 seeds (`validate --runs 100`): every recorded run
+//! inside the simulated range (widened by 2 %), the median within 5 %, the
+//! start offsets quantile by quantile. A miss must be listed in
+//! `tests/fixtures/validation/round/KNOWN_MISSES` with what was measured,
+//! and a listed miss that passes fails the test.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use poolsim::engine::SimOptions;
+use poolsim::measure::{self, Runtime};
+use poolsim::policy_file::resolve_policy;
+use poolsim::scenario::load::load_scenario;
+use poolsim::spread::spread_with_offsets;
+use poolsim::validate::distribution::{DistTolerances, DistributionReport, compare_distributions};
+
+use crate::common::repo_path;
+
+const SIM_RUNS: usize = 100;
+const RUNTIMES: [Runtime; 3] = [Runtime::Mono, Runtime::Coreclr3, Runtime::Net8];
+
+fn scenarios() -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(repo_path("scenarios/validation/round"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), p))
+        .collect();
+    v.sort();
+    v
+}
+
+fn replay(stem: &str, file: &Path, rt: Runtime) -> DistributionReport {
+    let scenario = load_scenario(file).unwrap();
+    let dir = repo_path(&format!("tests/fixtures/validation/round/{stem}"));
+    let runs = measure::read_recorded(&dir, rt, &scenario)
+        .unwrap_or_else(|e| panic!("{stem} {}: {e}", rt.name()));
+    assert!(
+        runs.len() >= 10,
+        "{stem} {}: {} runs",
+        rt.name(),
+        runs.len()
+    );
+    assert!(
+        runs.iter().all(|m| m.tiered_compilation() != Some(false)),
+        "{stem}: recorded with the runtime's defaults"
+    );
+    let scenario = measure::as_recorded(&scenario, &runs);
+    let policy = resolve_policy(rt.policy().unwrap()).unwrap();
+    let sim = spread_with_offsets(&scenario, &policy, SIM_RUNS, &SimOptions::default());
+    let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
+    compare_distributions(
+        &sim,
+        (&scenario.name, &policy.name),
+        &measured,
+        rt.name(),
+        &DistTolerances::default(),
+    )
+}
+
+fn known_misses() -> BTreeSet<(String, String, String)> {
+    let text =
+        std::fs::read_to_string(repo_path("tests/fixtures/validation/round/KNOWN_MISSES")).unwrap();
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut t = l.splitn(3, ' ');
+            (
+                t.next().unwrap().to_string(),
+                t.next().unwrap_or("").to_string(),
+                t.next().unwrap_or("").trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_round_number_suite_has_eight_scenarios_recorded_ten_times_on_each_runtime() {
+    let all = scenarios();
+    assert!(all.len() >= 8, "{} round-number scenarios", all.len());
+    for (stem, file) in &all {
+        let s = load_scenario(file).unwrap();
+        // Round: every step's duration a multiple of 100 ms.
+        for g in &s.groups {
+            for step in &g.body {
+                let ms = step.duration().map_or(0.0, |d| d.as_ms_f64());
+                assert!(ms % 100.0 == 0.0, "{stem}: a step of {ms} ms");
+            }
+        }
+        for rt in RUNTIMES {
+            let dir = repo_path(&format!("tests/fixtures/validation/round/{stem}"));
+            let runs = measure::read_recorded(&dir, rt, &s).unwrap();
+            assert!(
+                runs.len() >= 10,
+                "{stem} {}: {} runs",
+                rt.name(),
+                runs.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_misses() {
+    let mut misses = BTreeSet::new();
+    let mut lines = Vec::new();
+    let (mut covered, mut runs) = (0, 0);
+    for (stem, file) in scenarios() {
+        for rt in RUNTIMES {
+            let r = replay(&stem, &file, rt);
+            covered += r.covered;
+            runs += r.measured_makespans_ms.len();
+            for c in &r.checks {
+                if !c.pass {
+                    misses.insert((stem.clone(), rt.name().to_string(), c.metric.to_string()));
+                }
+            }
+            lines.push(format!(
+                "{stem} {:<8} model {:.0}..{:.0} ms measured {:?} median error {:+.1} % offsets {:.0} ms",
+                rt.name(),
+                r.sim_makespan_ms.min,
+                r.sim_makespan_ms.max,
+                r.measured_makespans_ms
+                    .iter()
+                    .map(|m| m.round())
+                    .collect::<Vec<_>>(),
+                r.median_error * 100.0,
+                r.offset_error_ms
+            ));
+        }
+    }
+    lines.push(format!(
+        "{covered} of {runs} recorded runs inside the models' ranges"
+    ));
+    let known = known_misses();
+    let unlisted: Vec<_> = misses.difference(&known).collect();
+    let passing: Vec<_> = known.difference(&misses).collect();
+    assert!(
+        unlisted.is_empty() && passing.is_empty(),
+        "unlisted misses: {unlisted:?}\nlisted but passing: {passing:?}\n{}",
+        lines.join("\n")
+    );
+}
