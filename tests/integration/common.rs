@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use poolsim::engine::{self, RunResult, SimOptions};
@@ -52,4 +53,24 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
         c.rng_seed = proptest::test_runner::RngSeed::Fixed(0x2026_1202);
     }
     c
+}
+
+/// A list of checks a test excuses, `stem runtime check  # why` a line
+/// (`#` starts a comment), read from the repository file `rel`: the
+/// `KNOWN_MISSES`, `LIVE_VARIES` and `OUTSIDE_RANGE` files of the fixtures.
+/// A missing file is an empty list.
+pub fn check_list(rel: &str) -> BTreeSet<(String, String, String)> {
+    let text = std::fs::read_to_string(repo_path(rel)).unwrap_or_default();
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut t = l.splitn(3, ' ');
+            (
+                t.next().unwrap_or("").to_string(),
+                t.next().unwrap_or("").to_string(),
+                t.next().unwrap_or("").trim().to_string(),
+            )
+        })
+        .collect()
 }

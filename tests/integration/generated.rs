@@ -67,19 +67,7 @@ fn replay(rt: Runtime) -> Vec<(String, DistributionReport)> {
 }
 
 fn known_misses() -> BTreeSet<(String, String, String)> {
-    let text = std::fs::read_to_string(repo_path("tests/fixtures/generated/KNOWN_MISSES")).unwrap();
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut t = l.splitn(3, ' ');
-            (
-                t.next().unwrap().to_string(),
-                t.next().unwrap_or("").to_string(),
-                t.next().unwrap_or("").trim().to_string(),
-            )
-        })
-        .collect()
+    crate::common::check_list("tests/fixtures/generated/KNOWN_MISSES")
 }
 
 #[test]

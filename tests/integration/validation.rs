@@ -23,19 +23,7 @@ fn known_misses() -> BTreeSet<(String, String, String)> {
 
 /// `tests/fixtures/validation/NAME`: `stem runtime check  # why` lines.
 fn check_list(name: &str) -> BTreeSet<(String, String, String)> {
-    let text = std::fs::read_to_string(repo_path(&format!("tests/fixtures/validation/{name}")))
-        .unwrap_or_default();
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut t = l.splitn(3, ' ');
-            let stem = t.next().unwrap().to_string();
-            let rt = t.next().unwrap_or("").to_string();
-            let check = t.next().unwrap_or("").trim().to_string();
-            (stem, rt, check)
-        })
-        .collect()
+    crate::common::check_list(&format!("tests/fixtures/validation/{name}"))
 }
 
 fn scenarios() -> Vec<std::path::PathBuf> {
