@@ -118,6 +118,24 @@ pub enum Comparison {
     GreaterOrEqual,
 }
 
+/// What the gate thread's first CPU-utilisation sample covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstCpuSample {
+    /// The time since the gate thread started: CoreCLR reads the CPU once
+    /// when the gate starts (`GetCPUBusyTime_NT(&prevCPUInfo)` in
+    /// `GateThreadStart`, dotnet/coreclr v3.1 `win32threadpool.cpp`; the
+    /// portable pool's `CpuUtilizationReader`, read once at start).
+    SinceGateStart,
+    /// The time since the machine booted: Mono's sample state starts
+    /// zeroed (`worker.cpu_usage_state = g_new0 (MonoCpuUsageState, 1)`),
+    /// so its first `mono_cpu_usage` divides the process's CPU time by the
+    /// monotonic clock since boot times the cores: about 0 %, and the
+    /// monitor's first sampled round takes the short starvation delay
+    /// even when every thread computes (mono/mono
+    /// `mono/metadata/threadpool-worker-default.c`, `mono/utils/mono-proclib.c`).
+    SinceBoot,
+}
+
 impl Comparison {
     pub fn holds(self, delay: SimDuration, threshold: SimDuration) -> bool {
         match self {
@@ -204,6 +222,8 @@ pub struct GateConfig {
     /// ticks with no thread request pending, and restarts its cadence on the
     /// next request; 0 = it never stops.
     pub idle_ticks_before_stop: u32,
+    /// What the first CPU-utilisation sample covers.
+    pub first_cpu_sample: FirstCpuSample,
 }
 
 /// `[hill_climbing]`: every constant of CoreCLR's `HillClimbing_*` config.

@@ -47,7 +47,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::policy::PoolControl;
-use crate::policy::config::{Comparison, FirstTick, GateConfig};
+use crate::policy::config::{Comparison, FirstCpuSample, FirstTick, GateConfig};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
@@ -70,6 +70,8 @@ pub struct GateThread {
     idle_ticks: u32,
     last_tick: SimTime,
     last_tick_busy_ns: u128,
+    /// A CPU sample has been taken (on a tick with work pending).
+    sampled: bool,
     /// CPU utilisation over the last tick, percent.
     pub cpu_utilization: u32,
 }
@@ -105,6 +107,7 @@ impl GateThread {
             idle_ticks: 0,
             last_tick: SimTime::ZERO,
             last_tick_busy_ns: 0,
+            sampled: false,
             cpu_utilization: 0,
         }
     }
@@ -144,6 +147,12 @@ impl GateThread {
         self.cpu_utilization = ((total - self.last_tick_busy_ns) * 100)
             .checked_div(capacity)
             .map_or(0, |u| u.min(100) as u32);
+        // Mono's first sample (on its first round with work queued) spans
+        // the machine's uptime: about 0 % whatever the threads do now.
+        if !self.sampled && self.config.first_cpu_sample == FirstCpuSample::SinceBoot {
+            self.cpu_utilization = 0;
+        }
+        self.sampled |= busy;
         self.last_tick = now;
         self.last_tick_busy_ns = total;
         if busy {

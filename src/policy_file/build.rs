@@ -19,9 +19,10 @@ use super::raw::{
 };
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
-    BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, HillClimbingConfig,
-    LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread,
-    ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
+    BlockingConfig, Comparison, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
+    HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig,
+    RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
+    TimerQueueChoice, TimersConfig,
 };
 use crate::scenario::model::{MAX_THREADS_LIMIT, THROTTLE_KINDS, throttle_kind_name};
 use crate::scenario::raw::{Number, TimeUnit};
@@ -40,6 +41,11 @@ pub(super) const MODELS: &[ModelKind] = &[
 const COMPARISONS: &[(&str, Comparison)] = &[
     (">", Comparison::Greater),
     (">=", Comparison::GreaterOrEqual),
+];
+
+const FIRST_CPU_SAMPLES: &[(&str, FirstCpuSample)] = &[
+    ("since-gate-start", FirstCpuSample::SinceGateStart),
+    ("since-boot", FirstCpuSample::SinceBoot),
 ];
 
 /// `[dispatch] requests = ...` values.
@@ -747,6 +753,11 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
                 u32_in(0, 100_000),
             )
             .unwrap_or_default(),
+        first_cpu_sample: g
+            .get(r, "first_cpu_sample", &g.raw.first_cpu_sample, |s| {
+                choose(s, FIRST_CPU_SAMPLES, "first CPU sample")
+            })
+            .unwrap_or(FirstCpuSample::SinceGateStart),
     }
 }
 

@@ -68,6 +68,7 @@ pub(super) struct RawGate {
     pub tick_count_ms: Option<Spanned<NumberOrText>>,
     pub drift_ms: Option<Spanned<NumberOrList>>,
     pub idle_ticks_before_stop: Option<Spanned<Number>>,
+    pub first_cpu_sample: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

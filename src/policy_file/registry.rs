@@ -94,9 +94,9 @@ pub(super) fn known_builtins() -> String {
 #[cfg(test)]
 mod tests {
     use crate::policy::config::{
-        BlockingConfig, Comparison, DispatchConfig, FirstTick, GateConfig, ModelKind, MonoConfig,
-        Net20Config, PolicyConfig, RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig,
-        TimerDispatch, TimerQueueChoice, TimersConfig,
+        BlockingConfig, Comparison, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
+        ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread, ThreadCount,
+        ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
     };
     use crate::policy_file::parse_policy;
     use crate::policy_file::test_support::{builtin, net_classic};
@@ -249,6 +249,14 @@ mod tests {
         assert!(p.threads.honours_set_min_threads);
         assert_eq!(p.gate.comparison, Comparison::GreaterOrEqual);
         assert_eq!(p.gate.idle_ticks_before_stop, 120);
+        assert_eq!(p.gate.first_cpu_sample, FirstCpuSample::SinceBoot);
+        for clr in ["net-classic", "coreclr3-linux", "net6", "net8"] {
+            assert_eq!(
+                builtin(clr).gate.first_cpu_sample,
+                FirstCpuSample::SinceGateStart,
+                "{clr}"
+            );
+        }
         assert!(p.dispatch.leave_at_quantum);
         assert_eq!(
             p.timers,

@@ -136,3 +136,41 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
         lines.join("\n")
     );
 }
+
+/// Mono's monitor reads ~0 % CPU on its first sampled round (its sample
+/// state starts zeroed, so the first reading spans the machine's uptime),
+/// and takes the short starvation delay even when every thread computes:
+/// 8 busy loops of 500 ms on 2 cores get a third thread at the first tick
+/// and end in 1.5 s, as the recorded Mono runs did (1.51 s x 10); the
+/// CoreCLR pools read the CPU from their gate's start and keep 2 threads.
+#[test]
+fn monos_first_cpu_sample_spans_the_uptime() {
+    let s = load_scenario(&repo_path("scenarios/validation/round/busy.toml")).unwrap();
+    let run = |p: &str| {
+        let policy = resolve_policy(p).unwrap();
+        let r = poolsim::engine::simulate(
+            &s,
+            &policy,
+            &mut poolsim::trace::NullSink,
+            &SimOptions::default(),
+        );
+        poolsim::metrics::summarize(&r.trace)
+    };
+    let mono = run("mono");
+    assert_eq!(mono.threads_peak, 3);
+    assert_eq!(mono.threads_created_by_reason["starvation"], 1);
+    assert!(
+        (mono.makespan_ms - 1500.0).abs() < 20.0,
+        "{}",
+        mono.makespan_ms
+    );
+    for clr in ["net8", "coreclr3-linux"] {
+        let r = run(clr);
+        assert_eq!(r.threads_peak, 2, "{clr}");
+        assert!(
+            (r.makespan_ms - 2000.0).abs() < 20.0,
+            "{clr}: {}",
+            r.makespan_ms
+        );
+    }
+}
