@@ -44,7 +44,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[(
 const TEMP_CODE: &[&str] = &["mktemp", "TMPDIR", "temp_dir", "tempdir", "tempfile"];
 
 /// A character that can be part of a path or a word, so that a pattern
-/// preceded by it is the middle of something else (`docs/work/`,
+/// preceded by it is the middle of something else (`docs/workshop/`,
 /// a URL whose path has `home` in it, `POOLSIM_RUNTIMES.md`).
 fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | '$' | '%' | '@')
@@ -58,7 +58,7 @@ fn starts_of<'a>(line: &'a str, pat: &'a str) -> impl Iterator<Item = usize> + '
 }
 
 /// A Windows absolute path with at least two components (`C:\Users\me`,
-/// `D:\\src\\coreclr`, `C:/work/x`). One component (`'C:\temp'` as an
+/// `D:\\src\\coreclr`, `C:/src/x`). One component (`'C:\temp'` as an
 /// example in a message) is not a source location and is not flagged.
 fn has_windows_path(line: &str) -> bool {
     let b = line.as_bytes();
