@@ -74,3 +74,30 @@ pub fn check_list(rel: &str) -> BTreeSet<(String, String, String)> {
         })
         .collect()
 }
+
+/// Adds the failed distribution checks of `report` (scenario `stem` on
+/// `runtime`) to `misses`, and a line of its figures to `lines`.
+pub fn distribution_misses(
+    stem: &str,
+    runtime: &str,
+    r: &poolsim::validate::distribution::DistributionReport,
+    misses: &mut BTreeSet<(String, String, String)>,
+    lines: &mut Vec<String>,
+) {
+    for c in &r.checks {
+        if !c.pass {
+            misses.insert((stem.to_string(), runtime.to_string(), c.metric.to_string()));
+        }
+    }
+    lines.push(format!(
+        "{stem} {runtime:<8} model {:.0}..{:.0} ms measured {:?} median error {:+.1} % offsets {:.0} ms",
+        r.sim_makespan_ms.min,
+        r.sim_makespan_ms.max,
+        r.measured_makespans_ms
+            .iter()
+            .map(|m| m.round())
+            .collect::<Vec<_>>(),
+        r.median_error * 100.0,
+        r.offset_error_ms
+    ));
+}

@@ -77,23 +77,7 @@ fn the_generated_sets_meet_the_distribution_checks_but_for_the_listed_misses() {
     for rt in RUNTIMES {
         let reports = replay(rt);
         for (stem, r) in &reports {
-            for c in &r.checks {
-                if !c.pass {
-                    misses.insert((stem.clone(), rt.name().to_string(), c.metric.to_string()));
-                }
-            }
-            lines.push(format!(
-                "{stem} {:<8} model {:.0}..{:.0} ms measured {:?} median error {:+.1} % offsets {:.0} ms",
-                rt.name(),
-                r.sim_makespan_ms.min,
-                r.sim_makespan_ms.max,
-                r.measured_makespans_ms
-                    .iter()
-                    .map(|m| m.round())
-                    .collect::<Vec<_>>(),
-                r.median_error * 100.0,
-                r.offset_error_ms
-            ));
+            crate::common::distribution_misses(stem, rt.name(), r, &mut misses, &mut lines);
         }
         let only: Vec<DistributionReport> = reports.into_iter().map(|x| x.1).collect();
         let s = summarize_set(&only);

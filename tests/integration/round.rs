@@ -105,23 +105,7 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
             let r = replay(&stem, &file, rt);
             covered += r.covered;
             runs += r.measured_makespans_ms.len();
-            for c in &r.checks {
-                if !c.pass {
-                    misses.insert((stem.clone(), rt.name().to_string(), c.metric.to_string()));
-                }
-            }
-            lines.push(format!(
-                "{stem} {:<8} model {:.0}..{:.0} ms measured {:?} median error {:+.1} % offsets {:.0} ms",
-                rt.name(),
-                r.sim_makespan_ms.min,
-                r.sim_makespan_ms.max,
-                r.measured_makespans_ms
-                    .iter()
-                    .map(|m| m.round())
-                    .collect::<Vec<_>>(),
-                r.median_error * 100.0,
-                r.offset_error_ms
-            ));
+            crate::common::distribution_misses(&stem, rt.name(), &r, &mut misses, &mut lines);
         }
     }
     lines.push(format!(
