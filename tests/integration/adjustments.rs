@@ -176,17 +176,7 @@ fn the_model_gives_the_runtimes_adjustments_or_the_miss_is_listed() {
         }
     }
     assert!(checks >= 16, "{checks} adjustment checks");
-    let unexpected: Vec<_> = failed.difference(&known).collect();
-    let fixed: Vec<_> = known.difference(&failed).collect();
-    assert!(
-        unexpected.is_empty(),
-        "misses not in KNOWN_MISSES: {unexpected:?}\n{}",
-        lines.join("\n")
-    );
-    assert!(
-        fixed.is_empty(),
-        "listed in KNOWN_MISSES but passing now (remove them): {fixed:?}"
-    );
+    crate::common::assert_misses_are_listed(&failed, &known, &lines);
 }
 
 #[test]

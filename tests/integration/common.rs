@@ -101,3 +101,20 @@ pub fn distribution_misses(
         r.offset_error_ms
     ));
 }
+
+/// Fails unless the checks that missed are exactly those a list excuses:
+/// an unlisted miss is a regression, a listed check that passes must leave
+/// the list (so the list stays the truth). `lines` are the figures shown.
+pub fn assert_misses_are_listed<T: Ord + std::fmt::Debug>(
+    misses: &BTreeSet<T>,
+    known: &BTreeSet<T>,
+    lines: &[String],
+) {
+    let unlisted: Vec<_> = misses.difference(known).collect();
+    let passing: Vec<_> = known.difference(misses).collect();
+    assert!(
+        unlisted.is_empty() && passing.is_empty(),
+        "unlisted misses: {unlisted:?}\nlisted but passing (remove them): {passing:?}\n{}",
+        lines.join("\n")
+    );
+}

@@ -90,12 +90,5 @@ fn the_generated_sets_meet_the_distribution_checks_but_for_the_listed_misses() {
             s.median_abs_median_error * 100.0
         ));
     }
-    let known = known_misses();
-    let unlisted: Vec<_> = misses.difference(&known).collect();
-    let passing: Vec<_> = known.difference(&misses).collect();
-    assert!(
-        unlisted.is_empty() && passing.is_empty(),
-        "unlisted misses: {unlisted:?}\nlisted but passing: {passing:?}\n{}",
-        lines.join("\n")
-    );
+    crate::common::assert_misses_are_listed(&misses, &known_misses(), &lines);
 }

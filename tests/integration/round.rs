@@ -111,14 +111,7 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
     lines.push(format!(
         "{covered} of {runs} recorded runs inside the models' ranges"
     ));
-    let known = known_misses();
-    let unlisted: Vec<_> = misses.difference(&known).collect();
-    let passing: Vec<_> = known.difference(&misses).collect();
-    assert!(
-        unlisted.is_empty() && passing.is_empty(),
-        "unlisted misses: {unlisted:?}\nlisted but passing: {passing:?}\n{}",
-        lines.join("\n")
-    );
+    crate::common::assert_misses_are_listed(&misses, &known_misses(), &lines);
 }
 
 /// Mono's monitor reads ~0 % CPU on its first sampled round (its sample
