@@ -399,6 +399,7 @@ pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod spread;
+pub mod stream;
 pub mod sweep;
 pub mod time;
 pub mod trace;

@@ -145,6 +145,14 @@ pub struct Staged {
 impl Staged {
     /// Streams `write` into the temporary file of `path`.
     pub fn write(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<Staged> {
+        let (staged, mut w) = Staged::create(path)?;
+        write(&mut w).with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+        staged.close(w)
+    }
+
+    /// Opens the temporary file of `path` for a caller that writes it bit
+    /// by bit (a run streaming its items); [`Staged::close`] ends it.
+    pub fn create(path: &Path) -> Result<(Staged, std::io::BufWriter<fs::File>)> {
         let tmp = temporary_for(path)?;
         let staged = Staged {
             tmp,
@@ -153,14 +161,17 @@ impl Staged {
         };
         let f = fs::File::create(&staged.tmp)
             .with_context(|| format!("cannot create {}", staged.tmp.display()))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-        write(&mut w).with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+        Ok((staged, std::io::BufWriter::with_capacity(1 << 16, f)))
+    }
+
+    /// Flushes what [`Staged::create`] opened, ready to commit.
+    pub fn close(self, w: std::io::BufWriter<fs::File>) -> Result<Staged> {
         let f = w
             .into_inner()
             .map_err(|e| e.into_error())
-            .with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+            .with_context(|| format!("cannot write {}", self.tmp.display()))?;
         f.sync_all().ok();
-        Ok(staged)
+        Ok(self)
     }
 
     /// Renames the file into place.
@@ -208,45 +219,77 @@ pub fn items_csv(trace: &Trace) -> Result<Vec<u8>> {
 
 /// [`items_csv`] streamed to `out`.
 pub fn write_items_csv(trace: &Trace, out: &mut dyn Write) -> Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record([
-        "item",
-        "group",
-        "thread",
-        "queued_ns",
-        "started_ns",
-        "finished_ns",
-    ])?;
-    // One buffer per field, reused row after row.
-    let mut fields: [Vec<u8>; 6] = Default::default();
-    fn number(buf: &mut Vec<u8>, n: Option<u64>) {
-        buf.clear();
-        if let Some(n) = n {
-            // Writing to a Vec cannot fail.
-            let _ = write!(buf, "{n}");
-        }
-    }
-    let time = |t: crate::time::SimTime| (t != crate::time::SimTime::MAX).then(|| t.as_nanos());
+    let mut w = ItemsCsv::new(out, trace.groups.clone())?;
     for i in &trace.items {
-        let group = trace
+        w.row(i)?;
+    }
+    w.finish()
+}
+
+/// The per-item CSV of [`items_csv`], written a row at a time: what a run
+/// whose items are streamed ([`crate::stream::RunStream`]) writes as the
+/// items leave the engine.
+pub struct ItemsCsv<W: Write> {
+    w: csv::Writer<W>,
+    groups: Vec<String>,
+    /// One buffer per field, reused row after row.
+    fields: [Vec<u8>; 6],
+}
+
+impl<W: Write> ItemsCsv<W> {
+    /// Writes the header to `out`; `groups` names the items' groups.
+    pub fn new(out: W, groups: Vec<String>) -> Result<Self> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record([
+            "item",
+            "group",
+            "thread",
+            "queued_ns",
+            "started_ns",
+            "finished_ns",
+        ])?;
+        Ok(ItemsCsv {
+            w,
+            groups,
+            fields: Default::default(),
+        })
+    }
+
+    /// One item's row.
+    pub fn row(&mut self, i: &crate::trace::ItemRecord) -> Result<()> {
+        fn number(buf: &mut Vec<u8>, n: Option<u64>) {
+            buf.clear();
+            if let Some(n) = n {
+                // Writing to a Vec cannot fail.
+                let _ = write!(buf, "{n}");
+            }
+        }
+        let time = |t: crate::time::SimTime| (t != crate::time::SimTime::MAX).then(|| t.as_nanos());
+        let group = self
             .groups
             .get(i.group as usize)
             .map(String::as_str)
             .unwrap_or("");
-        number(&mut fields[0], Some(u64::from(i.item)));
-        fields[1].clear();
-        fields[1].extend_from_slice(group.as_bytes());
+        let f = &mut self.fields;
+        number(&mut f[0], Some(u64::from(i.item)));
+        f[1].clear();
+        f[1].extend_from_slice(group.as_bytes());
         number(
-            &mut fields[2],
+            &mut f[2],
             (i.thread != u32::MAX).then_some(u64::from(i.thread)),
         );
-        number(&mut fields[3], time(i.queued));
-        number(&mut fields[4], time(i.started));
-        number(&mut fields[5], time(i.finished));
-        w.write_record(&fields)?;
+        number(&mut f[3], time(i.queued));
+        number(&mut f[4], time(i.started));
+        number(&mut f[5], time(i.finished));
+        self.w.write_record(&*f)?;
+        Ok(())
     }
-    w.flush().context("cannot finish CSV")?;
-    Ok(())
+
+    /// Flushes the rows written.
+    pub fn finish(mut self) -> Result<()> {
+        self.w.flush().context("cannot finish CSV")?;
+        Ok(())
+    }
 }
 
 /// A duration for people: `812.4 ms`, `4.63 s`, `2 min 05.3 s`,

@@ -330,7 +330,17 @@ pub trait TraceSink {
     /// False when every event is discarded: the engine then skips the work
     /// of finding some decisions.
     const ENABLED: bool = true;
+    /// True (the default) when the run's [`Trace::items`] holds every
+    /// item's record. False: the engine keeps only the items alive and
+    /// hands each record to [`TraceSink::item`] instead, in submission
+    /// order, once the item and every item before it ended (the unfinished
+    /// ones at the end of the run); the trace's `items` is then empty.
+    /// That is how a run of millions of items keeps its memory to the
+    /// threads and the queue (see [`crate::stream`]).
+    const KEEP_ITEMS: bool = true;
     fn record(&mut self, at: SimTime, event: TraceEvent);
+    /// One item's record, when [`TraceSink::KEEP_ITEMS`] is false.
+    fn item(&mut self, _record: &ItemRecord) {}
 }
 
 /// Discards everything; with it the engine does no tracing work at all.

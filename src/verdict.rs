@@ -29,7 +29,8 @@ use crate::metrics::{self, Summary};
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
 use crate::scenario::{Scenario, Step};
-use crate::trace::{NullSink, ThreadReason, Trace};
+use crate::time::SimTime;
+use crate::trace::{ItemRecord, NullSink, ThreadReason, Trace};
 
 /// The slowest climb that counts as the starvation signature (threads/s).
 pub const MIN_RATE_PER_S: f64 = 0.5;
@@ -165,8 +166,28 @@ fn signature(summary: &Summary, at: &[crate::time::SimTime]) -> Signature {
 /// May simulate the scenario again (a few times) to find the fixes.
 pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Trace) -> Verdict {
     let summary = metrics::summarize(trace);
+    let mut running = RunningAtInjections::new(trace.groups.len());
+    for t in injections(trace) {
+        running.injection(t);
+    }
+    for item in &trace.items {
+        running.add(item);
+    }
+    starvation_verdict_of(scenario, policy, trace, &summary, &running)
+}
+
+/// [`starvation_verdict`] of a run whose items were streamed: its summary
+/// and the items running at each injection were gathered as the items went
+/// by ([`crate::stream::RunStream`]); `trace` gives the threads.
+pub fn starvation_verdict_of(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    trace: &Trace,
+    summary: &Summary,
+    running: &RunningAtInjections,
+) -> Verdict {
     let at = injections(trace);
-    let sig = signature(&summary, &at);
+    let sig = signature(summary, &at);
     let Signature {
         rate,
         cpu_low,
@@ -188,7 +209,7 @@ pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Tr
     };
     if !starved {
         verdict.text.push(no_starvation_reason(
-            &summary,
+            summary,
             at.len(),
             rate,
             cpu_low,
@@ -196,10 +217,72 @@ pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Tr
         ));
         return verdict;
     }
-    verdict.causes = causes(scenario, trace, &at);
-    verdict.fixes = fixes(scenario, policy, &summary, &verdict.causes);
+    verdict.causes = causes(scenario, &running.by_group());
+    verdict.fixes = fixes(scenario, policy, summary, &verdict.causes);
     verdict.text = words(&verdict, scenario);
     verdict
+}
+
+/// How many items of each group ran at each starvation injection, gathered
+/// as the items go by: each item adds one to the injections within its
+/// `[started, finished)`, kept as differences, so an item costs two binary
+/// searches however many injections the run had. Every injection before an
+/// item's end must be known when the item is added (true of the engine's
+/// streamed items: an item leaves after it ended).
+#[derive(Clone, Debug, Default)]
+pub struct RunningAtInjections {
+    at: Vec<SimTime>,
+    /// Per group: the change in running items at each injection.
+    diff: Vec<Vec<i64>>,
+}
+
+impl RunningAtInjections {
+    pub fn new(groups: usize) -> Self {
+        RunningAtInjections {
+            at: Vec::new(),
+            diff: vec![Vec::new(); groups],
+        }
+    }
+
+    /// A starvation injection at `t` (in time order).
+    pub fn injection(&mut self, t: SimTime) {
+        debug_assert!(self.at.last().is_none_or(|&l| l <= t));
+        self.at.push(t);
+    }
+
+    pub fn add(&mut self, item: &ItemRecord) {
+        let Some(diff) = self.diff.get_mut(item.group as usize) else {
+            return;
+        };
+        let lo = self.at.partition_point(|&t| t < item.started);
+        let hi = self.at.partition_point(|&t| t < item.finished);
+        if lo >= hi {
+            return;
+        }
+        if diff.len() <= hi {
+            diff.resize(hi + 1, 0);
+        }
+        diff[lo] += 1;
+        diff[hi] -= 1;
+    }
+
+    /// Per group: the fewest and the most items running at an injection
+    /// (`(usize::MAX, 0)` without injections).
+    pub fn by_group(&self) -> Vec<(usize, usize)> {
+        self.diff
+            .iter()
+            .map(|diff| {
+                let mut here = 0i64;
+                let mut range = (usize::MAX, 0usize);
+                for k in 0..self.at.len() {
+                    here += diff.get(k).copied().unwrap_or(0);
+                    let h = here.max(0) as usize;
+                    range = (range.0.min(h), range.1.max(h));
+                }
+                range
+            })
+            .collect()
+    }
 }
 
 fn no_starvation_reason(
@@ -239,23 +322,7 @@ fn no_starvation_reason(
     )
 }
 
-fn causes(scenario: &Scenario, trace: &Trace, at: &[crate::time::SimTime]) -> Vec<Cause> {
-    // Items running at each injection, by group: (fewest, most).
-    let mut running = vec![(usize::MAX, 0usize); trace.groups.len()];
-    for t in at {
-        let mut here = vec![0usize; trace.groups.len()];
-        for item in &trace.items {
-            if item.started <= *t
-                && *t < item.finished
-                && let Some(n) = here.get_mut(item.group as usize)
-            {
-                *n += 1;
-            }
-        }
-        for (r, h) in running.iter_mut().zip(here) {
-            *r = (r.0.min(h), r.1.max(h));
-        }
-    }
+fn causes(scenario: &Scenario, running: &[(usize, usize)]) -> Vec<Cause> {
     let mut out = Vec::new();
     for (g, n) in running.iter().enumerate() {
         if n.1 == 0 {

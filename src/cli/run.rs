@@ -15,9 +15,10 @@ use poolsim::render::chrome::chrome_trace_json;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};
+use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
-use poolsim::trace::{EventLog, Trace};
-use poolsim::verdict::{Verdict, starvation_verdict};
+use poolsim::trace::{EventLog, ItemRecord};
+use poolsim::verdict::{Verdict, starvation_verdict, starvation_verdict_of};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
@@ -154,15 +155,83 @@ pub fn run(args: RunArgs) -> i32 {
         || args.chrome.is_some()
         || args.counters.is_some();
     let mut log = EventLog::default();
-    // Without detail outputs only the goal changes are kept (the account).
-    let mut goals = AccountSink::default();
-    let mut result = if detail {
-        engine::simulate(&scenario, &policy, &mut log, &options)
+    // The CSV trace (a line per item, 800 MB at 10 M items) is streamed to
+    // its temporary file rather than held in memory, and renamed last.
+    let mut staged = None;
+    let (result, summary, verdict, first_items, goals) = if detail {
+        let mut result = engine::simulate(&scenario, &policy, &mut log, &options);
+        result.trace.policy = shown.clone();
+        let summary = metrics::summarize(&result.trace);
+        let verdict = starvation_verdict(&scenario, &policy, &result.trace);
+        let first: Vec<ItemRecord> = result
+            .trace
+            .items
+            .iter()
+            .take(args.items)
+            .cloned()
+            .collect();
+        (result, summary, verdict, first, None)
     } else {
-        engine::simulate(&scenario, &policy, &mut goals, &options)
+        // Without detail outputs the items are streamed: the summary, the
+        // verdict, the table's first items and the CSV are made as the items
+        // leave the engine, which keeps only those alive. Only the goal
+        // changes (the account) are kept of the events.
+        let mut csv = None;
+        if let Some(path) = &args.trace {
+            match output::Staged::create(path) {
+                Ok((s, w)) => {
+                    staged = Some(s);
+                    csv = Some(w);
+                }
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    return EXIT_INPUT;
+                }
+            }
+        }
+        let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+        let mut stream = match RunStream::new(
+            AccountSink::default(),
+            groups.len(),
+            args.items,
+            csv.as_mut(),
+            groups,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return EXIT_INPUT;
+            }
+        };
+        let mut result = engine::simulate(&scenario, &policy, &mut stream, &options);
+        result.trace.policy = shown.clone();
+        let streamed = stream.finish(&result.trace);
+        let closed = streamed.csv.and_then(|()| match (staged.take(), csv) {
+            (Some(s), Some(w)) => s.close(w).map(Some),
+            _ => Ok(None),
+        });
+        match closed {
+            Ok(s) => staged = s,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return EXIT_INPUT;
+            }
+        }
+        let verdict = starvation_verdict_of(
+            &scenario,
+            &policy,
+            &result.trace,
+            &streamed.summary,
+            &streamed.running,
+        );
+        (
+            result,
+            streamed.summary,
+            verdict,
+            streamed.first,
+            Some(streamed.events),
+        )
     };
-    result.trace.policy = shown.clone();
-    let summary = metrics::summarize(&result.trace);
     let spread = (args.runs > 1).then(|| {
         let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
         // The run already simulated is seed S; the spread re-simulates it
@@ -170,20 +239,9 @@ pub fn run(args: RunArgs) -> i32 {
         s.first_seed = scenario.seed;
         s
     });
-    let verdict = starvation_verdict(&scenario, &policy, &result.trace);
     // An open-ended window ends where the run's last item does (or where
-    // an incomplete run stopped).
-    let end = if result.outcome.is_completed() {
-        result
-            .trace
-            .items
-            .iter()
-            .map(|i| i.finished)
-            .max()
-            .unwrap_or(result.trace.end)
-    } else {
-        result.trace.end
-    };
+    // an incomplete run stopped): the trace's end.
+    let end = result.trace.end;
     let chart_options = ChartOptions {
         time_range: window.map(|(a, b)| {
             (
@@ -199,12 +257,9 @@ pub fn run(args: RunArgs) -> i32 {
     };
 
     // Render everything first, then write: a failure leaves no file behind.
-    // The CSV trace (a line per item, 800 MB at 10 M items) is streamed to
-    // its temporary file rather than held in memory, and renamed last.
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
-    let mut staged = None;
     let rendered = (|| -> anyhow::Result<()> {
-        if let Some(path) = &args.trace {
+        if detail && let Some(path) = &args.trace {
             staged = Some(output::Staged::write(path, |w| {
                 output::write_items_csv(&result.trace, w)
             })?);
@@ -254,7 +309,10 @@ pub fn run(args: RunArgs) -> i32 {
         return EXIT_INPUT;
     }
 
-    let account = Account::from_model(if detail { &log.events } else { &goals.events });
+    let account = Account::from_model(match &goals {
+        Some(g) => &g.events,
+        None => &log.events,
+    });
     if args.json {
         let mut value = match serde_json::to_value(&summary) {
             Ok(v) => v,
@@ -294,7 +352,7 @@ pub fn run(args: RunArgs) -> i32 {
         println!("{value}");
     } else {
         if args.items > 0 {
-            print_items(&result.trace, args.items);
+            print_items(&first_items, summary.items, &result.trace.groups);
         }
         print_summary(&summary, &result.outcome);
         print_adjustments(&account);
@@ -421,14 +479,15 @@ fn fmt_ms(t: SimTime) -> String {
     }
 }
 
-fn print_items(trace: &Trace, limit: usize) {
+/// The first items (`items`, as many as the table shows) of `total`.
+fn print_items(items: &[ItemRecord], total: usize, groups: &[String]) {
+    let limit = items.len();
     println!(
         "{:>6}  {:<12} {:>6}  {:>11}  {:>11}  {:>11}  {:>9}",
         "item", "group", "thread", "queued ms", "started ms", "finished ms", "delay ms"
     );
-    for i in trace.items.iter().take(limit) {
-        let group = trace
-            .groups
+    for i in items {
+        let group = groups
             .get(i.group as usize)
             .map(String::as_str)
             .unwrap_or("");
@@ -453,11 +512,11 @@ fn print_items(trace: &Trace, limit: usize) {
             delay
         );
     }
-    if trace.items.len() > limit {
+    if total > limit {
         println!(
             "   ... {} more items not shown (--items {} shows every item, --items 0 none; --trace F.csv writes them all)",
-            trace.items.len() - limit,
-            trace.items.len()
+            total - limit,
+            total
         );
     }
     println!();

@@ -325,12 +325,20 @@ struct ItemState {
     /// Whether it holds its group's semaphore.
     acquired: bool,
     finished: bool,
+    /// Its record so far (queued, started, finished, first thread).
+    group: u32,
+    thread: ThreadId,
+    queued: SimTime,
+    started: SimTime,
+    ended: SimTime,
 }
 
-/// The state of the items alive: a window from the oldest unfinished item
-/// to the newest. Items end roughly in the order they were submitted, so
-/// with spread arrivals the window stays small however many items the run
-/// has (the items' records in the trace are kept apart from it).
+/// The items alive: a window from the oldest unfinished item to the newest.
+/// Items end roughly in the order they were submitted, so with spread
+/// arrivals the window stays small however many items the run has. An item
+/// leaves the window, in submission order, once it and every item before it
+/// ended; its record then goes to the trace ([`TraceSink::KEEP_ITEMS`]) or
+/// to the sink ([`TraceSink::item`]), never both.
 #[derive(Debug, Default)]
 struct ItemStates {
     /// The id of `states[0]`.
@@ -339,14 +347,25 @@ struct ItemStates {
 }
 
 impl ItemStates {
-    fn push(&mut self, item: ItemId, owner: Owner) {
-        debug_assert_eq!(item as usize, self.base as usize + self.states.len());
+    /// The id the next item gets.
+    fn next_id(&self) -> ItemId {
+        self.base + self.states.len() as ItemId
+    }
+
+    fn push(&mut self, group: u32, owner: Owner, queued: SimTime) -> ItemId {
+        let item = self.next_id();
         self.states.push_back(ItemState {
             owner,
             step: 0,
             acquired: false,
             finished: false,
+            group,
+            thread: ThreadId::MAX,
+            queued,
+            started: SimTime::MAX,
+            ended: SimTime::MAX,
         });
+        item
     }
 
     fn get(&self, item: ItemId) -> &ItemState {
@@ -357,14 +376,29 @@ impl ItemStates {
         &mut self.states[(item - self.base) as usize]
     }
 
-    /// `item` ended: its state (and that of the items before it, all ended)
-    /// is dropped.
+    /// `item` ended: marked, to leave the window with [`ItemStates::pop_ended`].
     fn finish(&mut self, item: ItemId) {
         self.get_mut(item).finished = true;
-        while self.states.front().is_some_and(|s| s.finished) {
-            self.states.pop_front();
-            self.base += 1;
+    }
+
+    /// The oldest item's record, if it ended (or, with `all`, whether or
+    /// not it did: the run is over), removed from the window.
+    fn pop_ended(&mut self, all: bool) -> Option<ItemRecord> {
+        let front = self.states.front()?;
+        if !(all || front.finished) {
+            return None;
         }
+        let record = ItemRecord {
+            item: self.base,
+            group: front.group,
+            thread: front.thread,
+            queued: front.queued,
+            started: front.started,
+            finished: front.ended,
+        };
+        self.states.pop_front();
+        self.base += 1;
+        Some(record)
     }
 }
 
@@ -444,6 +478,8 @@ struct World<'a, S: TraceSink> {
 
     items_total: u64,
     items_finished: u64,
+    /// The latest end of an item so far.
+    last_finish: SimTime,
     probes: Vec<ProbeState>,
 
     goal: Option<u32>,
@@ -539,6 +575,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             semaphores: throttles.semaphores,
             items_total,
             items_finished: 0,
+            last_finish: SimTime::ZERO,
             probes: scenario
                 .probes
                 .iter()
@@ -725,17 +762,27 @@ impl<'a, S: TraceSink> World<'a, S> {
 
     /// Creates the record of a new item of group `g`, queued now.
     fn new_item(&mut self, g: u32, owner: Owner) -> ItemId {
-        let item = self.trace.items.len() as ItemId;
-        self.trace.items.push(ItemRecord {
-            item,
-            group: g,
-            thread: ThreadId::MAX,
-            queued: self.now,
-            started: SimTime::MAX,
-            finished: SimTime::MAX,
-        });
-        self.items.push(item, owner);
-        item
+        self.items.push(g, owner, self.now)
+    }
+
+    /// `item` ended now: the records that leave the window go out.
+    fn item_ended(&mut self, item: ItemId) {
+        self.items.get_mut(item).ended = self.now;
+        self.last_finish = self.last_finish.max(self.now);
+        self.items.finish(item);
+        self.emit_items(false);
+    }
+
+    /// Hands the records leaving the window (every one, with `all`) to the
+    /// trace or the sink, in submission order.
+    fn emit_items(&mut self, all: bool) {
+        while let Some(record) = self.items.pop_ended(all) {
+            if S::KEEP_ITEMS {
+                self.trace.items.push(record);
+            } else {
+                self.sink.item(&record);
+            }
+        }
     }
 
     // ---- queues -------------------------------------------------------
@@ -779,8 +826,8 @@ impl<'a, S: TraceSink> World<'a, S> {
         else {
             return;
         };
-        let record = &self.trace.items[to as usize];
-        if !self.items.get(to).acquired || record.started != SimTime::MAX {
+        let record = self.items.get(to);
+        if !record.acquired || record.started != SimTime::MAX {
             return;
         }
         let Some(sem) = self.groups[record.group as usize].semaphore else {
@@ -1124,14 +1171,10 @@ impl<S: TraceSink> Engine<'_, S> {
         let world = &mut self.world;
         world.cpu.advance(world.now);
         world.trace.cpu_busy_ns = Some(world.cpu.busy_core_ns());
-        world.trace.end = if outcome.is_completed() {
-            world
-                .trace
-                .items
-                .iter()
-                .map(|i| i.finished)
-                .max()
-                .unwrap_or(world.now)
+        // The items still in the window (unfinished) go out too.
+        world.emit_items(true);
+        world.trace.end = if outcome.is_completed() && world.items_total > 0 {
+            world.last_finish
         } else {
             world.now
         };
@@ -1567,24 +1610,37 @@ impl<S: TraceSink> Engine<'_, S> {
 #[cfg(test)]
 mod tests {
     use super::{ItemStates, Owner};
+    use crate::time::SimTime;
 
     #[test]
-    fn item_states_drop_the_ended_items_from_the_oldest_on() {
+    fn item_states_let_the_ended_items_go_from_the_oldest_on() {
         let mut items = ItemStates::default();
-        for item in 0..4 {
-            items.push(item, Owner::Task);
+        let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
+        for k in 0..4 {
+            assert_eq!(items.push(k % 2, Owner::Task, at(k as u64)), k);
         }
         items.get_mut(2).step = 7;
+        items.get_mut(1).ended = at(9);
         items.finish(1);
+        // 0 has not ended: nothing leaves.
+        assert_eq!(items.pop_ended(false), None);
         assert_eq!((items.base, items.states.len()), (0, 4));
         items.finish(0);
-        // 0 and 1 ended: 2 is the oldest alive.
+        // 0 and 1 ended: they leave in order; 2 is the oldest alive.
+        assert_eq!(items.pop_ended(false).map(|r| r.item), Some(0));
+        let one = items.pop_ended(false).expect("item 1 ended");
+        assert_eq!(
+            (one.item, one.group, one.queued, one.finished),
+            (1, 1, at(1), at(9))
+        );
+        assert_eq!(items.pop_ended(false), None);
         assert_eq!((items.base, items.states.len()), (2, 2));
         assert_eq!(items.get(2).step, 7);
-        items.push(4, Owner::Parent);
-        items.finish(3);
-        items.finish(2);
-        assert_eq!((items.base, items.states.len()), (4, 1));
+        assert_eq!(items.push(0, Owner::Parent, at(5)), 4);
         assert_eq!(items.get(4).owner, Owner::Parent);
+        // At the end of a run every item leaves, ended or not.
+        let rest: Vec<_> = std::iter::from_fn(|| items.pop_ended(true)).collect();
+        assert_eq!(rest.iter().map(|r| r.item).collect::<Vec<_>>(), [2, 3, 4]);
+        assert_eq!(rest[0].finished, SimTime::MAX);
     }
 }

@@ -185,9 +185,8 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
-        let i = item as usize;
-        let group = self.world.trace.items[i].group;
-        if self.world.trace.items[i].started == crate::time::SimTime::MAX {
+        let group = self.world.items.get(item).group;
+        if self.world.items.get(item).started == crate::time::SimTime::MAX {
             if let Some(sem) = self.world.groups[group as usize].semaphore
                 && !self.world.items.get(item).acquired
             {
@@ -201,8 +200,9 @@ impl<S: TraceSink> Engine<'_, S> {
                     return Flow::Suspended;
                 }
             }
-            let rec = &mut self.world.trace.items[i];
-            rec.started = self.world.now;
+            let now = self.world.now;
+            let rec = self.world.items.get_mut(item);
+            rec.started = now;
             rec.thread = t;
             self.world
                 .record(TraceEvent::ItemStarted { item, thread: t });
@@ -294,15 +294,13 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn finish_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
-        let i = item as usize;
-        self.world.trace.items[i].finished = self.world.now;
         self.world.items_finished += 1;
         self.world
             .record(TraceEvent::ItemFinished { item, thread: t });
-        let group = self.world.trace.items[i].group;
+        let group = self.world.items.get(item).group;
         self.group_item_finished(group);
         let state = *self.world.items.get(item);
-        self.world.items.finish(item);
+        self.world.item_ended(item);
         if state.acquired
             && let Some(sem) = self.world.groups[group as usize].semaphore
         {
@@ -377,7 +375,7 @@ impl<S: TraceSink> Engine<'_, S> {
             LoopKind::InvokeSmall => Owner::Task,
             _ => Owner::Parent,
         };
-        let first_item = self.world.trace.items.len() as ItemId;
+        let first_item = self.world.items.next_id();
         for _ in 0..count {
             let item = self.world.new_item(g, owner);
             self.world.record(TraceEvent::ItemQueued {

@@ -25,5 +25,6 @@ mod seed_001;
 mod shapes;
 mod spread;
 mod standalone;
+mod streaming;
 mod sweep;
 mod validation;
