@@ -6,21 +6,22 @@
 //! Prints:
 //! - events/s and items/s of 1 M items arriving all at t = 0 (a backlog) and
 //!   spread (`every_ms`), each the median of several runs, with the wall
-//!   time of the run;
+//!   time of the run (the engine alone: `trace::Discard` keeps no event and
+//!   no item record);
 //! - the ratio of those events/s to a bare `std::collections::BinaryHeap`
 //!   push+pop loop with entries of the engine's size and ~1 k pending,
 //!   measured in this process between the runs;
 //! - the peak memory (VmHWM) of 1 M and 10 M spread items: of the engine
 //!   alone (this binary re-run as a child per case, so each case has its own
-//!   peak), of `poolsim run --json`, `--trace` and `--png` (the release
-//!   `poolsim` binary beside this one, run as a child; its peak is the
-//!   child's maximum resident set from `wait4`);
+//!   peak), of `poolsim run --json`, `--trace`, `--png` and `--chrome` (the
+//!   release `poolsim` binary beside this one, run as a child; its peak is
+//!   the child's maximum resident set from `wait4`; the Chrome trace of 10 M
+//!   items is a 6 GB file and takes minutes);
 //! - the ratio to a SimPy peer (`benches/peer_simpy.py`) at 100 k and 1 M
 //!   items, if SimPy is installed.
 //!
 //! Options: `--quick` (1 M items only for memory, 100 k only for SimPy, 3
-//! runs), `--png-10m` (also `--png` at 10 M items: it needs ~14 GiB),
-//! `--no-simpy`. Wall-clock figures depend on the machine and its load:
+//! runs), `--no-simpy`. Wall-clock figures depend on the machine and its load:
 //! compare figures of one run.
 
 use std::path::Path;
@@ -32,7 +33,7 @@ use poolsim::policy::config::PolicyConfig;
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::Scenario;
 use poolsim::scenario::load::parse_scenario;
-use poolsim::trace::NullSink;
+use poolsim::trace::Discard;
 
 const CORES: u32 = 16;
 const CPU_MS: f64 = 5.0;
@@ -94,7 +95,7 @@ fn policy() -> PolicyConfig {
 /// One simulation: (wall seconds, events).
 fn time_run(scenario: &Scenario, policy: &PolicyConfig) -> (f64, u64) {
     let start = Instant::now();
-    let result = simulate(scenario, policy, &mut NullSink, &SimOptions::default());
+    let result = simulate(scenario, policy, &mut Discard, &SimOptions::default());
     let wall = start.elapsed().as_secs_f64();
     assert!(result.outcome.is_completed(), "{:?}", result.outcome);
     (wall, result.events)
@@ -198,7 +199,6 @@ fn main() {
         child(&args[1..]);
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let png_10m = args.iter().any(|a| a == "--png-10m");
     let no_simpy = args.iter().any(|a| a == "--no-simpy");
     let runs = if quick { 3 } else { 5 };
     let policy = policy();
@@ -232,7 +232,7 @@ fn main() {
         heap_rate / 1e6
     );
     println!(
-        "engine, {SPEED_ITEMS} items, median of {runs} runs (NullSink; events count the stale \
+        "engine, {SPEED_ITEMS} items, median of {runs} runs (trace::Discard: no event or item kept; events count the stale \
          idle timeouts and CPU checks the engine pops and drops, as `--json` does):"
     );
     for (case, wall, events) in &speed {
@@ -299,12 +299,14 @@ fn main() {
                 vec!["--trace".into(), path_arg(&dir.join("trace.csv"))],
             ),
         ];
-        if n <= 1_000_000 || png_10m {
-            outputs.push((
-                "run --png",
-                vec!["--png".into(), path_arg(&dir.join("chart.png"))],
-            ));
-        }
+        outputs.push((
+            "run --png",
+            vec!["--png".into(), path_arg(&dir.join("chart.png"))],
+        ));
+        outputs.push((
+            "run --chrome",
+            vec!["--chrome".into(), path_arg(&dir.join("chrome.json"))],
+        ));
         for (label, extra) in outputs {
             let mut cmd = Command::new(poolsim);
             cmd.arg("run").arg(&file).args(&extra);
@@ -315,9 +317,6 @@ fn main() {
                 ),
                 _ => println!("  {n:>9} items, poolsim {label}: failed"),
             }
-        }
-        if n > 1_000_000 && !png_10m {
-            println!("  {n:>9} items, poolsim run --png: skipped (pass --png-10m)");
         }
     }
     if poolsim.is_none() {

@@ -2,8 +2,8 @@
 # Checks that a change leaves every output byte-identical: builds BASE (a
 # git revision) and the working tree, runs every scenario under every
 # built-in policy with each of them (stdout, --json, the CSV trace, the
-# Chrome trace, the counters, `explain`; the table and CSV once more with
-# no other output, as `run` streams them then), and `reproduce --json`, and
+# Chrome trace, the counters, `explain`; the table, CSV, Chrome trace and
+# SVG chart once more without counters, as `run` streams them then), and `reproduce --json`, and
 # compares the bytes. A refactor must pass this; a change that is a stated
 # fix names what moved.
 #
@@ -50,9 +50,9 @@ run_case() {
     echo "exit $?" >>stdout.txt
     "$bin" run "$repo/$scenario" --policy "$policy" --json >json.txt 2>&1
     echo "exit $?" >>json.txt
-    # Without a chart, Chrome trace or counters, `run` streams its items.
+    # Without counters, `run` streams its items, chart and Chrome trace.
     "$bin" run "$repo/$scenario" --policy "$policy" --items 100000 \
-      --trace streamed.csv >streamed.txt 2>&1
+      --trace streamed.csv --chrome streamed-chrome.json --svg streamed.svg >streamed.txt 2>&1
     echo "exit $?" >>streamed.txt
     "$bin" explain "$repo/$scenario" --policy "$policy" >explain.txt 2>&1
     echo "exit $?" >>explain.txt

@@ -23,7 +23,7 @@
 use std::fmt::Write as _;
 
 use crate::time::SimTime;
-use crate::trace::{Phase, ThreadId, Trace, TraceEvent};
+use crate::trace::{ItemRecord, Phase, Trace, TraceEvent};
 
 /// The refresh interval of `dotnet-counters` (its default, 1 s).
 pub const INTERVAL_NS: u64 = 1_000_000_000;
@@ -47,113 +47,183 @@ fn busy(phase: Phase) -> bool {
 /// The samples of `trace` (with `events`, its detail events, for CPU use),
 /// one per interval up to the end of the run.
 pub fn samples(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> Vec<Sample> {
-    // The last finish; an incomplete run is sampled up to where it stopped.
-    let unfinished = trace.items.iter().any(|i| i.finished == SimTime::MAX);
-    let end = if unfinished {
-        trace.end
-    } else {
-        trace
-            .items
-            .iter()
-            .map(|i| i.finished)
-            .max()
-            .unwrap_or(SimTime::ZERO)
-    };
-    let n = end.as_nanos().div_ceil(INTERVAL_NS).max(1);
-
-    // Starts, finishes and queue times, sorted, for counting by bisection.
-    let mut queued: Vec<u64> = trace.items.iter().map(|i| i.queued.as_nanos()).collect();
-    let mut started: Vec<u64> = trace.items.iter().map(|i| i.started.as_nanos()).collect();
-    let mut finished: Vec<u64> = trace.items.iter().map(|i| i.finished.as_nanos()).collect();
-    queued.sort_unstable();
-    started.sort_unstable();
-    finished.sort_unstable();
-    let at_or_before = |v: &[u64], t: u64| v.partition_point(|&x| x <= t) as u64;
-
-    let cpu = events
-        .filter(|e| {
-            e.iter()
-                .any(|(_, e)| matches!(e, TraceEvent::ThreadPhase { .. }))
-        })
-        .map(|e| cpu_per_interval(e, n, trace.cores));
-
-    let mut out = Vec::with_capacity(n as usize);
-    let mut count_ix = 0usize;
-    let mut threads = 0u32;
-    for k in 1..=n {
-        let t = k * INTERVAL_NS;
-        while count_ix < trace.counts.len() && trace.counts[count_ix].at.as_nanos() <= t {
-            threads = trace.counts[count_ix].threads;
-            count_ix += 1;
-        }
-        let queue_length = at_or_before(&queued, t).saturating_sub(at_or_before(&started, t));
-        let completed_items = at_or_before(&finished, t) - at_or_before(&finished, t - INTERVAL_NS);
-        out.push(Sample {
-            at: SimTime(t),
-            thread_count: threads,
-            queue_length,
-            completed_items,
-            cpu_usage: cpu.as_ref().map(|c| c[(k - 1) as usize]),
-        });
+    let mut builder = CountersBuilder::new(trace.cores);
+    for item in &trace.items {
+        builder.item(item);
     }
-    out
+    for (at, event) in events.unwrap_or(&[]) {
+        builder.event(*at, event);
+    }
+    builder.finish(trace)
 }
 
-/// Percent of `cores` busy in each of `n` intervals, from thread phases.
-fn cpu_per_interval(events: &[(SimTime, TraceEvent)], n: u64, cores: u32) -> Vec<f64> {
-    let mut phase: Vec<Option<Phase>> = Vec::new();
-    let mut running = 0u32;
-    let mut last = 0u64;
-    let mut busy_ns = vec![0f64; n as usize];
-    let cores = cores.max(1);
-    let account = |from: u64, to: u64, running: u32, busy_ns: &mut Vec<f64>| {
-        let level = f64::from(running.min(cores));
+/// The counters made as the run goes: each item's record once (in any
+/// order) and the events in time order, then [`CountersBuilder::finish`]
+/// with the trace for the thread counts and the end. Memory is a few
+/// numbers per interval of the run, not per item; [`samples`] is this over
+/// a whole trace.
+#[derive(Clone, Debug)]
+pub struct CountersBuilder {
+    cores: u32,
+    /// Per interval `k`: the items queued, started and finished in
+    /// `((k − 1) s, k s]` (interval 0: at time zero).
+    queued: Vec<u64>,
+    started: Vec<u64>,
+    finished: Vec<u64>,
+    unfinished: bool,
+    last_finish: SimTime,
+    /// Threads in a CPU or spin phase, and core-ns busy per interval.
+    phase: Vec<Option<Phase>>,
+    running: u32,
+    last: u64,
+    busy_ns: Vec<f64>,
+    saw_phase: bool,
+}
+
+/// The interval a time falls in: `k` for `((k − 1) s, k s]`.
+fn interval_of(t: u64) -> usize {
+    t.div_ceil(INTERVAL_NS) as usize
+}
+
+fn count_in(v: &mut Vec<u64>, t: SimTime) {
+    if t == SimTime::MAX {
+        return;
+    }
+    let k = interval_of(t.as_nanos());
+    if v.len() <= k {
+        v.resize(k + 1, 0);
+    }
+    v[k] += 1;
+}
+
+impl CountersBuilder {
+    pub fn new(cores: u32) -> Self {
+        CountersBuilder {
+            cores: cores.max(1),
+            queued: Vec::new(),
+            started: Vec::new(),
+            finished: Vec::new(),
+            unfinished: false,
+            last_finish: SimTime::ZERO,
+            phase: Vec::new(),
+            running: 0,
+            last: 0,
+            busy_ns: Vec::new(),
+            saw_phase: false,
+        }
+    }
+
+    /// One item's record.
+    pub fn item(&mut self, i: &ItemRecord) {
+        count_in(&mut self.queued, i.queued);
+        count_in(&mut self.started, i.started);
+        count_in(&mut self.finished, i.finished);
+        if i.finished == SimTime::MAX {
+            self.unfinished = true;
+        } else {
+            self.last_finish = self.last_finish.max(i.finished);
+        }
+    }
+
+    /// One event (only thread phases and exits count, for `cpu-usage`).
+    pub fn event(&mut self, at: SimTime, e: &TraceEvent) {
+        let (thread, new) = match *e {
+            TraceEvent::ThreadPhase { thread, phase, .. } => {
+                self.saw_phase = true;
+                (thread, Some(phase))
+            }
+            TraceEvent::ThreadExited { thread } => (thread, None),
+            _ => return,
+        };
+        let t = thread as usize;
+        if self.phase.len() <= t {
+            self.phase.resize(t + 1, None);
+        }
+        let was = self.phase[t].is_some_and(busy);
+        let now = new.is_some_and(busy);
+        self.phase[t] = new;
+        let delta = i32::from(now) - i32::from(was);
+        if delta != 0 {
+            self.account(self.last, at.as_nanos(), None);
+            self.last = at.as_nanos();
+            self.running = self.running.saturating_add_signed(delta);
+        }
+    }
+
+    /// Adds the busy cores over `[from, to)` to the intervals (below
+    /// `limit` of them, if given).
+    fn account(&mut self, from: u64, to: u64, limit: Option<u64>) {
+        let level = f64::from(self.running.min(self.cores));
         let mut a = from;
         while a < to {
             let k = a / INTERVAL_NS;
-            if k >= n {
+            if limit.is_some_and(|n| k >= n) {
                 break;
             }
+            if self.busy_ns.len() <= k as usize {
+                self.busy_ns.resize(k as usize + 1, 0.0);
+            }
             let b = to.min((k + 1) * INTERVAL_NS);
-            busy_ns[k as usize] += level * (b - a) as f64;
+            self.busy_ns[k as usize] += level * (b - a) as f64;
             a = b;
         }
-    };
-    let set = |thread: ThreadId, new: Option<Phase>, phase: &mut Vec<Option<Phase>>| -> i32 {
-        let t = thread as usize;
-        if phase.len() <= t {
-            phase.resize(t + 1, None);
-        }
-        let was = phase[t].is_some_and(busy);
-        let now = new.is_some_and(busy);
-        phase[t] = new;
-        i32::from(now) - i32::from(was)
-    };
-    for (at, e) in events {
-        let delta = match e {
-            TraceEvent::ThreadPhase {
-                thread, phase: p, ..
-            } => set(*thread, Some(*p), &mut phase),
-            TraceEvent::ThreadExited { thread } => set(*thread, None, &mut phase),
-            _ => continue,
-        };
-        if delta != 0 {
-            account(last, at.as_nanos(), running, &mut busy_ns);
-            last = at.as_nanos();
-            running = running.saturating_add_signed(delta);
-        }
     }
-    account(last, n * INTERVAL_NS, running, &mut busy_ns);
-    busy_ns
-        .into_iter()
-        .map(|b| 100.0 * b / (f64::from(cores) * INTERVAL_NS as f64))
-        .collect()
+
+    /// The samples, one per interval up to the end of the run (the last
+    /// finish; where an incomplete run stopped); `trace` gives the thread
+    /// counts and the end.
+    pub fn finish(mut self, trace: &Trace) -> Vec<Sample> {
+        let end = if self.unfinished {
+            trace.end
+        } else {
+            self.last_finish
+        };
+        let n = end.as_nanos().div_ceil(INTERVAL_NS).max(1);
+        let cpu = self.saw_phase.then(|| {
+            self.account(self.last, n * INTERVAL_NS, Some(n));
+            let mut busy = std::mem::take(&mut self.busy_ns);
+            busy.resize(n as usize, 0.0);
+            busy.into_iter()
+                .map(|b| 100.0 * b / (f64::from(self.cores) * INTERVAL_NS as f64))
+                .collect::<Vec<f64>>()
+        });
+        let at = |v: &[u64], k: usize| v.get(k).copied().unwrap_or(0);
+        let mut out = Vec::with_capacity(n as usize);
+        let mut count_ix = 0usize;
+        let mut threads = 0u32;
+        let (mut queued, mut started) = (0u64, 0u64);
+        for k in 0..=n as usize {
+            queued += at(&self.queued, k);
+            started += at(&self.started, k);
+            if k == 0 {
+                continue;
+            }
+            let t = k as u64 * INTERVAL_NS;
+            while count_ix < trace.counts.len() && trace.counts[count_ix].at.as_nanos() <= t {
+                threads = trace.counts[count_ix].threads;
+                count_ix += 1;
+            }
+            out.push(Sample {
+                at: SimTime(t),
+                thread_count: threads,
+                queue_length: queued.saturating_sub(started),
+                completed_items: at(&self.finished, k),
+                cpu_usage: cpu.as_ref().map(|c| c[k - 1]),
+            });
+        }
+        out
+    }
 }
 
 /// The samples as `dotnet-counters`' CSV.
 pub fn counters_csv(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> Vec<u8> {
+    counters_csv_of(&samples(trace, events))
+}
+
+/// `samples` as `dotnet-counters`' CSV.
+pub fn counters_csv_of(samples: &[Sample]) -> Vec<u8> {
     let mut s = String::from("Timestamp,Provider,Counter Name,Counter Type,Mean/Increment\n");
-    for sample in samples(trace, events) {
+    for sample in samples {
         let ts = sample.at.as_nanos() / INTERVAL_NS;
         let row = |s: &mut String, name: &str, kind: &str, value: String| {
             let _ = writeln!(s, "{ts},System.Runtime,{name},{kind},{value}");

@@ -7,8 +7,9 @@
 //! submission order. [`RunStream`] is such a sink: it folds each record into
 //! the summary ([`SummaryBuilder`]), the starvation verdict's count of items
 //! running at each injection ([`RunningAtInjections`]), the first items of
-//! the per-item table, and the per-item CSV, written as the run goes; the
-//! other events go on to an inner sink. Memory is then the threads, the
+//! the per-item table, the per-item CSV, written as the run goes, and (if
+//! asked) the `dotnet-counters` samples; every event goes on to an inner
+//! sink. Memory is then the threads, the
 //! queue and the items in flight, whatever the number of items, and every
 //! figure is the one [`crate::metrics::summarize`] gives from a whole trace.
 //!
@@ -41,6 +42,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use crate::counters::{CountersBuilder, Sample};
 use crate::metrics::{Summary, SummaryBuilder};
 use crate::output::ItemsCsv;
 use crate::time::SimTime;
@@ -57,6 +59,7 @@ pub struct RunStream<E: TraceSink, W: Write> {
     keep_first: usize,
     csv: Option<ItemsCsv<W>>,
     error: Option<anyhow::Error>,
+    counters: Option<CountersBuilder>,
 }
 
 impl<E: TraceSink, W: Write> RunStream<E, W> {
@@ -79,7 +82,15 @@ impl<E: TraceSink, W: Write> RunStream<E, W> {
             keep_first,
             csv: csv.map(|w| ItemsCsv::new(w, group_names)).transpose()?,
             error: None,
+            counters: None,
         })
+    }
+
+    /// Also makes the `dotnet-counters` samples ([`crate::counters`]) of a
+    /// machine of `cores` cores.
+    pub fn with_counters(mut self, cores: u32) -> Self {
+        self.counters = Some(CountersBuilder::new(cores));
+        self
     }
 
     /// Ends the stream once the run is over: the summary, with what the
@@ -91,6 +102,7 @@ impl<E: TraceSink, W: Write> RunStream<E, W> {
             (None, None) => Ok(()),
         };
         Streamed {
+            counters: self.counters.map(|c| c.finish(trace)),
             summary: self.summary.finish(trace),
             running: self.running,
             first: self.first,
@@ -112,6 +124,8 @@ pub struct Streamed<E> {
     pub events: E,
     /// How writing the CSV went (its first error).
     pub csv: Result<()>,
+    /// The counters' samples, if asked for.
+    pub counters: Option<Vec<Sample>>,
 }
 
 impl<E: TraceSink, W: Write> TraceSink for RunStream<E, W> {
@@ -125,12 +139,18 @@ impl<E: TraceSink, W: Write> TraceSink for RunStream<E, W> {
         {
             self.running.injection(at);
         }
+        if let Some(c) = &mut self.counters {
+            c.event(at, &event);
+        }
         self.events.record(at, event);
     }
 
     fn item(&mut self, record: &ItemRecord) {
         self.summary.add(record);
         self.running.add(record);
+        if let Some(c) = &mut self.counters {
+            c.item(record);
+        }
         if self.first.len() < self.keep_first {
             self.first.push(record.clone());
         }

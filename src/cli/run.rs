@@ -5,20 +5,20 @@ use std::path::PathBuf;
 use clap::Args;
 
 use poolsim::account::{Account, AccountSink};
-use poolsim::counters::counters_csv;
+use poolsim::counters::{Sample, counters_csv_of};
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::output::human_ms;
 use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
-use poolsim::render::chrome::chrome_trace_json;
+use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
-use poolsim::trace::{EventLog, ItemRecord};
-use poolsim::verdict::{Verdict, starvation_verdict, starvation_verdict_of};
+use poolsim::trace::ItemRecord;
+use poolsim::verdict::{Verdict, starvation_verdict_of};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
@@ -150,87 +150,27 @@ pub fn run(args: RunArgs) -> i32 {
         until: args.until_ms.map(SimDuration::from_ms),
         max_events: args.max_events.unwrap_or(engine::DEFAULT_MAX_EVENTS),
     };
-    let detail = args.png.is_some()
-        || args.svg.is_some()
-        || args.chrome.is_some()
-        || args.counters.is_some();
-    let mut log = EventLog::default();
-    // The CSV trace (a line per item, 800 MB at 10 M items) is streamed to
-    // its temporary file rather than held in memory, and renamed last.
-    let mut staged = None;
-    let (result, summary, verdict, first_items, goals) = if detail {
-        let mut result = engine::simulate(&scenario, &policy, &mut log, &options);
-        result.trace.policy = shown.clone();
-        let summary = metrics::summarize(&result.trace);
-        let verdict = starvation_verdict(&scenario, &policy, &result.trace);
-        let first: Vec<ItemRecord> = result
-            .trace
-            .items
-            .iter()
-            .take(args.items)
-            .cloned()
-            .collect();
-        (result, summary, verdict, first, None)
-    } else {
-        // Without detail outputs the items are streamed: the summary, the
-        // verdict, the table's first items and the CSV are made as the items
-        // leave the engine, which keeps only those alive. Only the goal
-        // changes (the account) are kept of the events.
-        let mut csv = None;
-        if let Some(path) = &args.trace {
-            match output::Staged::create(path) {
-                Ok((s, w)) => {
-                    staged = Some(s);
-                    csv = Some(w);
-                }
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    return EXIT_INPUT;
-                }
-            }
+    // The items are streamed: the summary, the verdict, the table's first
+    // items, the CSV and the counters are made as the items leave the
+    // engine, which keeps only those alive; a chart's timeline and a Chrome
+    // trace are made as the events come (render::streamed). Large outputs
+    // (the CSV, 800 MB at 10 M items; the Chrome trace) go to their
+    // temporary files as the run goes, renamed last.
+    let StreamedRun {
+        result,
+        summary,
+        verdict,
+        first: first_items,
+        account,
+        timeline,
+        counters,
+        staged,
+    } = match run_streamed(&args, &scenario, &policy, &shown, window, &options) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return EXIT_INPUT;
         }
-        let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-        let mut stream = match RunStream::new(
-            AccountSink::default(),
-            groups.len(),
-            args.items,
-            csv.as_mut(),
-            groups,
-        ) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return EXIT_INPUT;
-            }
-        };
-        let mut result = engine::simulate(&scenario, &policy, &mut stream, &options);
-        result.trace.policy = shown.clone();
-        let streamed = stream.finish(&result.trace);
-        let closed = streamed.csv.and_then(|()| match (staged.take(), csv) {
-            (Some(s), Some(w)) => s.close(w).map(Some),
-            _ => Ok(None),
-        });
-        match closed {
-            Ok(s) => staged = s,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return EXIT_INPUT;
-            }
-        }
-        let verdict = starvation_verdict_of(
-            &scenario,
-            &policy,
-            &result.trace,
-            &streamed.summary,
-            &streamed.running,
-        );
-        (
-            result,
-            streamed.summary,
-            verdict,
-            streamed.first,
-            Some(streamed.events),
-        )
     };
     let spread = (args.runs > 1).then(|| {
         let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
@@ -259,13 +199,7 @@ pub fn run(args: RunArgs) -> i32 {
     // Render everything first, then write: a failure leaves no file behind.
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
     let rendered = (|| -> anyhow::Result<()> {
-        if detail && let Some(path) = &args.trace {
-            staged = Some(output::Staged::write(path, |w| {
-                output::write_items_csv(&result.trace, w)
-            })?);
-        }
-        if args.png.is_some() || args.svg.is_some() {
-            let timeline = Timeline::build(&result.trace, Some(&log.events));
+        if let Some(timeline) = timeline {
             // With --runs, the chart says which of the outcomes it shows.
             let title = match &spread {
                 Some(s) => match s.outcome_of(summary.makespan_ms, summary.threads_peak) {
@@ -290,29 +224,20 @@ pub fn run(args: RunArgs) -> i32 {
                 files.push((path, svg.into_bytes()));
             }
         }
-        if let Some(path) = &args.counters {
-            files.push((path, counters_csv(&result.trace, Some(&log.events))));
-        }
-        if let Some(path) = &args.chrome {
-            files.push((
-                path,
-                chrome_trace_json(&result.trace, Some(&log.events)).into_bytes(),
-            ));
+        if let (Some(path), Some(samples)) = (&args.counters, &counters) {
+            files.push((path, counters_csv_of(samples)));
         }
         Ok(())
     })();
     let written = rendered
         .and_then(|()| output::write_all_atomic(&files))
-        .and_then(|()| staged.map_or(Ok(()), output::Staged::commit));
+        .and_then(|()| staged.into_iter().try_for_each(output::Staged::commit));
     if let Err(e) = written {
         eprintln!("error: {e:#}");
         return EXIT_INPUT;
     }
 
-    let account = Account::from_model(match &goals {
-        Some(g) => &g.events,
-        None => &log.events,
-    });
+    let account = Account::from_model(&account.events);
     if args.json {
         let mut value = match serde_json::to_value(&summary) {
             Ok(v) => v,
@@ -366,6 +291,94 @@ pub fn run(args: RunArgs) -> i32 {
     } else {
         EXIT_INCOMPLETE
     }
+}
+
+/// A run whose items (and, for a chart or Chrome trace, events) were
+/// streamed.
+struct StreamedRun {
+    result: engine::RunResult,
+    summary: Summary,
+    verdict: Verdict,
+    first: Vec<ItemRecord>,
+    account: AccountSink,
+    /// The chart's timeline, when a chart was asked for.
+    timeline: Option<Timeline>,
+    /// The counters' samples, when asked for.
+    counters: Option<Vec<Sample>>,
+    /// The CSV and Chrome traces, written, to commit.
+    staged: Vec<output::Staged>,
+}
+
+fn run_streamed(
+    args: &RunArgs,
+    scenario: &poolsim::scenario::Scenario,
+    policy: &poolsim::policy::PolicyConfig,
+    shown: &str,
+    window: Option<(SimTime, SimTime)>,
+    options: &SimOptions,
+) -> anyhow::Result<StreamedRun> {
+    let mut staged = Vec::new();
+    let mut csv = match &args.trace {
+        Some(path) => {
+            let (s, w) = output::Staged::create(path)?;
+            staged.push(s);
+            Some(w)
+        }
+        None => None,
+    };
+    let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+    let chart = args.png.is_some() || args.svg.is_some();
+    let detail = DetailSink::new(
+        AccountSink::default(),
+        chart,
+        window,
+        args.chrome.is_some(),
+        groups.clone(),
+    );
+    let mut stream = RunStream::new(detail, groups.len(), args.items, csv.as_mut(), groups)?;
+    if args.counters.is_some() {
+        stream = stream.with_counters(scenario.machine.cores);
+    }
+    let mut result = engine::simulate(scenario, policy, &mut stream, options);
+    result.trace.policy = shown.to_string();
+    let streamed = stream.finish(&result.trace);
+    streamed.csv?;
+    if let Some(w) = csv {
+        let s = staged.pop().expect("the CSV's staged file");
+        staged.push(s.close(w)?);
+    }
+    let unfinished = streamed.summary.items - streamed.summary.finished;
+    let mut chrome = match &args.chrome {
+        Some(path) => Some(output::Staged::create(path)?),
+        None => None,
+    };
+    let timeline = streamed.events.finish(
+        &result.trace,
+        streamed.summary.items,
+        unfinished,
+        chrome.as_mut().map(|(_, w)| w as &mut dyn std::io::Write),
+    );
+    let (timeline, account) = timeline?;
+    if let Some((s, w)) = chrome {
+        staged.push(s.close(w)?);
+    }
+    let verdict = starvation_verdict_of(
+        scenario,
+        policy,
+        &result.trace,
+        &streamed.summary,
+        &streamed.running,
+    );
+    Ok(StreamedRun {
+        result,
+        summary: streamed.summary,
+        verdict,
+        first: streamed.first,
+        account,
+        timeline,
+        counters: streamed.counters,
+        staged,
+    })
 }
 
 /// `--runs N --json`: `runs`, the quantiles in place of the one run's
@@ -556,6 +569,12 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
     };
     println!("start delay   {}", p(&s.start_delay_ms));
     println!("latency       {}   (queued -> finished)", p(&s.latency_ms));
+    if let Some(err) = s.approximate_percentiles {
+        println!(
+            "              (percentiles from bucketed values, within {:.2} %: more distinct values than kept exactly)",
+            err * 100.0
+        );
+    }
     let by_reason: Vec<String> = s
         .threads_created_by_reason
         .iter()

@@ -662,12 +662,18 @@ impl<'a, S: TraceSink> World<'a, S> {
     }
 
     fn phase(&mut self, thread: ThreadId, phase: Phase, item: Option<ItemId>) {
+        if !S::ENABLED {
+            return;
+        }
+        // A thread's phase is of an item alive: its group is in the window.
+        let group = item.map(|i| self.items.get(i).group);
         self.sink.record(
             self.now,
             TraceEvent::ThreadPhase {
                 thread,
                 phase,
                 item,
+                group,
             },
         );
     }

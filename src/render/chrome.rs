@@ -13,9 +13,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::render::Timeline;
+use crate::render::{QueuePoint, Segment, Timeline};
 use crate::time::{NANOS_PER_US, SimTime};
-use crate::trace::{Trace, TraceEvent};
+use crate::trace::{ThreadId, ThreadReason, Trace, TraceEvent};
 
 /// The process id every event uses.
 const PID: u32 = 1;
@@ -45,19 +45,19 @@ fn us(t: SimTime) -> f64 {
 }
 
 /// Appends events as a JSON array body, one per line.
-struct Writer {
-    out: Vec<u8>,
+struct Writer<'a> {
+    out: &'a mut Vec<u8>,
     first: bool,
 }
 
-impl Writer {
+impl Writer<'_> {
     fn push(&mut self, event: &Event<'_>) {
         if !self.first {
             self.out.extend_from_slice(b",\n");
         }
         self.first = false;
         // Serializing plain structs and `Value`s into a Vec cannot fail.
-        serde_json::to_writer(&mut self.out, event).expect("serializing a trace event");
+        serde_json::to_writer(&mut *self.out, event).expect("serializing a trace event");
     }
 }
 
@@ -67,10 +67,36 @@ impl Writer {
 /// item is one event.
 pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>) -> String {
     let timeline = Timeline::build(trace, events);
-    let mut w = Writer {
-        out: Vec::with_capacity(256 + timeline.segment_count() * 160),
-        first: true,
-    };
+    let mut out = Vec::with_capacity(256 + timeline.segment_count() * 160);
+    let lanes: Vec<(ThreadId, ThreadReason)> = timeline
+        .lanes
+        .iter()
+        .map(|l| (l.thread, l.reason))
+        .collect();
+    write_head(&mut out, &timeline, &lanes);
+    let mut name = String::new();
+    for lane in &timeline.lanes {
+        for seg in &lane.segments {
+            write_segment(&mut out, lane.thread, seg, &timeline.groups, &mut name);
+        }
+    }
+    write_counts(&mut out, &timeline);
+    for q in &timeline.queue {
+        write_queue_point(&mut out, q);
+    }
+    write_probes(&mut out, &timeline);
+    // Every piece written is JSON produced by serde_json or ASCII literals.
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// The object's head and the metadata events: names and order of the
+/// process and its threads (`lanes`, in lane order). Reads the timeline's
+/// run fields only (scenario, policy, seed, cores, items).
+pub(crate) fn write_head(
+    out: &mut Vec<u8>,
+    timeline: &Timeline,
+    lanes: &[(ThreadId, ThreadReason)],
+) {
     let other = json!({
         "scenario": timeline.scenario,
         "policy": timeline.policy,
@@ -79,12 +105,11 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
         "items": timeline.items,
         "generator": "poolsim",
     });
-    w.out
-        .extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"otherData\":");
-    w.out.extend_from_slice(other.to_string().as_bytes());
-    w.out.extend_from_slice(b",\"traceEvents\":[\n");
+    out.extend_from_slice(b"{\"displayTimeUnit\":\"ms\",\"otherData\":");
+    out.extend_from_slice(other.to_string().as_bytes());
+    out.extend_from_slice(b",\"traceEvents\":[\n");
+    let mut w = Writer { out, first: true };
 
-    // Metadata: names and order of the process and its threads.
     let process = format!(
         "poolsim: {} / {} (seed {})",
         timeline.scenario, timeline.policy, timeline.seed
@@ -115,9 +140,9 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
         MAIN_TID,
         json!({ "sort_index": 0 }),
     );
-    for lane in &timeline.lanes {
-        let tid = lane.thread.saturating_add(1);
-        let name = format!("worker {} ({})", lane.thread, lane.reason.name());
+    for &(thread, reason) in lanes {
+        let tid = thread.saturating_add(1);
+        let name = format!("worker {} ({})", thread, reason.name());
         meta(&mut w, "thread_name", tid, json!({ "name": name }));
         meta(
             &mut w,
@@ -126,44 +151,51 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
             json!({ "sort_index": tid }),
         );
     }
+}
 
-    // Item phases and pool-internal work.
-    let mut name = String::new();
-    for lane in &timeline.lanes {
-        let tid = lane.thread.saturating_add(1);
-        for seg in &lane.segments {
-            let group = seg
-                .group
-                .and_then(|g| timeline.groups.get(g as usize))
-                .map(String::as_str);
-            name.clear();
-            match group {
-                Some(g) => {
-                    name.push_str(g);
-                    name.push_str(": ");
-                    name.push_str(seg.phase.name());
-                }
-                None => name.push_str(seg.phase.name()),
-            }
-            let args = match seg.item {
-                Some(item) => json!({ "item": item, "group": group, "phase": seg.phase.name() }),
-                None => json!({ "phase": seg.phase.name() }),
-            };
-            w.push(&Event {
-                name: &name,
-                cat: Some(seg.phase.name()),
-                ph: "X",
-                ts: us(seg.start),
-                dur: Some(us(seg.end) - us(seg.start)),
-                pid: PID,
-                tid,
-                s: None,
-                args,
-            });
+/// One item phase or stretch of pool-internal work on `thread`'s track
+/// (after the head: it starts with its separator). `name` is a reused buffer.
+pub(crate) fn write_segment(
+    out: &mut Vec<u8>,
+    thread: ThreadId,
+    seg: &Segment,
+    groups: &[String],
+    name: &mut String,
+) {
+    let tid = thread.saturating_add(1);
+    let group = seg
+        .group
+        .and_then(|g| groups.get(g as usize))
+        .map(String::as_str);
+    name.clear();
+    match group {
+        Some(g) => {
+            name.push_str(g);
+            name.push_str(": ");
+            name.push_str(seg.phase.name());
         }
+        None => name.push_str(seg.phase.name()),
     }
+    let args = match seg.item {
+        Some(item) => json!({ "item": item, "group": group, "phase": seg.phase.name() }),
+        None => json!({ "phase": seg.phase.name() }),
+    };
+    Writer { out, first: false }.push(&Event {
+        name,
+        cat: Some(seg.phase.name()),
+        ph: "X",
+        ts: us(seg.start),
+        dur: Some(us(seg.end) - us(seg.start)),
+        pid: PID,
+        tid,
+        s: None,
+        args,
+    });
+}
 
-    // Thread creations, on the created thread's track.
+/// Thread creations, on the created thread's track, and the thread counts.
+pub(crate) fn write_counts(out: &mut Vec<u8>, timeline: &Timeline) {
+    let mut w = Writer { out, first: false };
     for mark in &timeline.creations {
         let name = format!("thread created ({})", mark.reason.name());
         w.push(&Event {
@@ -178,8 +210,6 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
             args: json!({ "thread": mark.thread, "reason": mark.reason.name() }),
         });
     }
-
-    // Counters.
     for c in &timeline.threads {
         let args = match c.goal {
             Some(goal) => json!({ "existing": c.threads, "goal": goal }),
@@ -197,21 +227,27 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
             args,
         });
     }
-    for q in &timeline.queue {
-        w.push(&Event {
-            name: "queue length",
-            cat: Some("counts"),
-            ph: "C",
-            ts: us(q.at),
-            dur: None,
-            pid: PID,
-            tid: MAIN_TID,
-            s: None,
-            args: json!({ "queued": q.queued }),
-        });
-    }
+}
 
-    // Probes: queued (instant, with the latency) and the main thread's wait.
+/// One point of the queue length counter.
+pub(crate) fn write_queue_point(out: &mut Vec<u8>, q: &QueuePoint) {
+    Writer { out, first: false }.push(&Event {
+        name: "queue length",
+        cat: Some("counts"),
+        ph: "C",
+        ts: us(q.at),
+        dur: None,
+        pid: PID,
+        tid: MAIN_TID,
+        s: None,
+        args: json!({ "queued": q.queued }),
+    });
+}
+
+/// Probes (queued: instant, with the latency; the main thread's wait), and
+/// the object's end.
+pub(crate) fn write_probes(out: &mut Vec<u8>, timeline: &Timeline) {
+    let mut w = Writer { out, first: false };
     for (i, p) in timeline.probes.iter().enumerate() {
         let latency_ms = p.latency().map(|l| l.as_ms_f64());
         w.push(&Event {
@@ -239,7 +275,5 @@ pub fn chrome_trace_json(trace: &Trace, events: Option<&[(SimTime, TraceEvent)]>
             });
         }
     }
-    w.out.extend_from_slice(b"\n]}\n");
-    // Every piece written is JSON produced by serde_json or ASCII literals.
-    String::from_utf8(w.out).expect("JSON is UTF-8")
+    out.extend_from_slice(b"\n]}\n");
 }

@@ -22,6 +22,7 @@ pub mod chrome;
 pub mod gantt;
 pub mod lines;
 mod raster;
+pub mod streamed;
 mod style;
 pub mod timeline;
 

@@ -136,7 +136,7 @@ impl Timeline {
             .collect();
         let end_hint = trace_end(trace);
         let source = if has_phases {
-            segments_from_phases(trace, events, &mut lanes, end_hint);
+            segments_from_phases(events, &mut lanes, end_hint);
             SegmentSource::Phases
         } else {
             segments_from_items(trace, &mut lanes, end_hint);
@@ -240,7 +240,7 @@ impl Timeline {
 }
 
 /// The end of the run as the trace knows it, even when `end` was not set.
-fn trace_end(trace: &Trace) -> SimTime {
+pub(crate) fn trace_end(trace: &Trace) -> SimTime {
     let mut end = trace.end;
     for i in &trace.items {
         if i.finished != SimTime::MAX {
@@ -259,10 +259,6 @@ fn trace_end(trace: &Trace) -> SimTime {
         end = end.max(c.at);
     }
     end
-}
-
-fn group_of(trace: &Trace, item: ItemId) -> Option<u32> {
-    trace.items.get(item as usize).map(|r| r.group)
 }
 
 /// Lane index of `thread`, growing `lanes` for threads the trace's thread
@@ -285,55 +281,95 @@ fn lane_mut(lanes: &mut Vec<Lane>, thread: ThreadId, at: SimTime) -> &mut Lane {
 /// Turns thread phase events into segments: a phase lasts until the
 /// thread's next phase, until it starts or finishes an item (the dispatch
 /// loop moving on), or until it exits.
-fn segments_from_phases(
-    trace: &Trace,
-    events: &[(SimTime, TraceEvent)],
-    lanes: &mut Vec<Lane>,
-    end: SimTime,
-) {
-    // Per thread: the phase it is in, the item, and since when.
-    let mut open: Vec<Option<(Phase, Option<ItemId>, SimTime)>> = vec![None; lanes.len()];
-    let close = |lanes: &mut Vec<Lane>,
-                 open: &mut Vec<Option<(Phase, Option<ItemId>, SimTime)>>,
-                 thread: ThreadId,
-                 at: SimTime| {
-        let i = thread as usize;
-        if open.len() <= i {
-            open.resize(i + 1, None);
-        }
-        if let Some((phase, item, since)) = open[i].take()
-            && phase != Phase::Idle
-            && at > since
-        {
-            let group = item.and_then(|it| group_of(trace, it));
-            lane_mut(lanes, thread, since).segments.push(Segment {
-                start: since,
-                end: at,
-                item,
-                group,
-                phase,
-            });
-        }
+fn segments_from_phases(events: &[(SimTime, TraceEvent)], lanes: &mut Vec<Lane>, end: SimTime) {
+    let mut phases = PhaseSegments::default();
+    let mut emit = |thread: ThreadId, seg: Segment| {
+        lane_mut(lanes, thread, seg.start).segments.push(seg);
     };
     for (at, event) in events {
-        let at = *at;
+        phases.event(*at, event, &mut emit);
+    }
+    phases.close_all(end, &mut emit);
+}
+
+/// The segments of thread phase events, made as the events come (what
+/// [`Timeline::build`] does over a whole event log, and a streamed chart or
+/// Chrome trace as the run goes): a phase lasts until the thread's next
+/// phase, until it starts or finishes an item (the dispatch loop moving
+/// on), or until it exits. Idle phases make no segment.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseSegments {
+    /// Per thread: the phase it is in, the item and its group, and since when.
+    open: Vec<Option<OpenPhase>>,
+}
+
+/// A thread's phase not yet ended: the phase, the item and its group, and
+/// since when.
+type OpenPhase = (Phase, Option<ItemId>, Option<u32>, SimTime);
+
+impl PhaseSegments {
+    /// Whether `event` is one that opens or closes a phase.
+    pub fn concerns(event: &TraceEvent) -> bool {
+        matches!(
+            event,
+            TraceEvent::ThreadPhase { .. }
+                | TraceEvent::ItemStarted { .. }
+                | TraceEvent::ItemFinished { .. }
+                | TraceEvent::ThreadExited { .. }
+        )
+    }
+
+    /// One event at `at`; a segment it ends goes to `emit` with its thread.
+    pub fn event(
+        &mut self,
+        at: SimTime,
+        event: &TraceEvent,
+        emit: &mut impl FnMut(ThreadId, Segment),
+    ) {
         match *event {
             TraceEvent::ThreadPhase {
                 thread,
                 phase,
                 item,
+                group,
             } => {
-                close(lanes, &mut open, thread, at);
-                open[thread as usize] = Some((phase, item, at));
+                self.close(thread, at, emit);
+                self.open[thread as usize] = Some((phase, item, group, at));
             }
             TraceEvent::ItemStarted { thread, .. }
             | TraceEvent::ItemFinished { thread, .. }
-            | TraceEvent::ThreadExited { thread } => close(lanes, &mut open, thread, at),
+            | TraceEvent::ThreadExited { thread } => self.close(thread, at, emit),
             _ => {}
         }
     }
-    for thread in 0..open.len() {
-        close(lanes, &mut open, thread as ThreadId, end);
+
+    /// Ends every open phase at `end`, in thread order.
+    pub fn close_all(&mut self, end: SimTime, emit: &mut impl FnMut(ThreadId, Segment)) {
+        for thread in 0..self.open.len() {
+            self.close(thread as ThreadId, end, emit);
+        }
+    }
+
+    fn close(&mut self, thread: ThreadId, at: SimTime, emit: &mut impl FnMut(ThreadId, Segment)) {
+        let i = thread as usize;
+        if self.open.len() <= i {
+            self.open.resize(i + 1, None);
+        }
+        if let Some((phase, item, group, since)) = self.open[i].take()
+            && phase != Phase::Idle
+            && at > since
+        {
+            emit(
+                thread,
+                Segment {
+                    start: since,
+                    end: at,
+                    item,
+                    group,
+                    phase,
+                },
+            );
+        }
     }
 }
 
@@ -371,15 +407,38 @@ fn segments_from_items(trace: &Trace, lanes: &mut Vec<Lane>, end: SimTime) {
 /// The queue length as a step series: the last value at each instant,
 /// repeats dropped.
 fn queue_series(events: &[(SimTime, TraceEvent)]) -> Vec<QueuePoint> {
-    let mut out: Vec<QueuePoint> = Vec::new();
+    let mut series = QueueSeries::default();
     for (at, event) in events {
-        let TraceEvent::QueueLength { queued } = *event else {
-            continue;
-        };
+        if let TraceEvent::QueueLength { queued } = *event {
+            series.push(*at, queued);
+        }
+    }
+    let mut out = Vec::new();
+    series.finish(&mut |p| out.push(p));
+    out
+}
+
+/// The queue length step series of [`Timeline::queue`], made as the
+/// `QueueLength` events come: the last value at each instant, repeats
+/// dropped, from a zero at time zero. Only the last point can still change
+/// (an event at the same instant) or go (then equal to the one before), so
+/// every point before the last two is final and leaves by
+/// [`QueueSeries::drain`].
+#[derive(Clone, Debug, Default)]
+pub struct QueueSeries {
+    /// The points not yet drained (at most two after a drain).
+    points: Vec<QueuePoint>,
+    /// Whether the first point was seen (and the zero before it given).
+    started: bool,
+}
+
+impl QueueSeries {
+    pub fn push(&mut self, at: SimTime, queued: u64) {
+        let out = &mut self.points;
         match out.last_mut() {
-            Some(last) if last.at == *at => last.queued = queued,
+            Some(last) if last.at == at => last.queued = queued,
             Some(last) if last.queued == queued => {}
-            _ => out.push(QueuePoint { at: *at, queued }),
+            _ => out.push(QueuePoint { at, queued }),
         }
         // A same-instant overwrite may have made the last two equal.
         let n = out.len();
@@ -387,16 +446,40 @@ fn queue_series(events: &[(SimTime, TraceEvent)]) -> Vec<QueuePoint> {
             out.pop();
         }
     }
-    if out.first().is_some_and(|q| q.at > SimTime::ZERO) {
-        out.insert(
-            0,
-            QueuePoint {
-                at: SimTime::ZERO,
-                queued: 0,
-            },
-        );
+
+    /// Gives the final points, in time order.
+    pub fn drain(&mut self, emit: &mut impl FnMut(QueuePoint)) {
+        if self.points.len() > 2 {
+            let keep = self.points.len() - 2;
+            self.give_zero(emit);
+            for p in self.points.drain(..keep) {
+                emit(p);
+            }
+        }
     }
-    out
+
+    /// Gives every point left: the series is over.
+    pub fn finish(&mut self, emit: &mut impl FnMut(QueuePoint)) {
+        if !self.points.is_empty() {
+            self.give_zero(emit);
+        }
+        for p in self.points.drain(..) {
+            emit(p);
+        }
+    }
+
+    /// The zero at time zero, before a series that starts later.
+    fn give_zero(&mut self, emit: &mut impl FnMut(QueuePoint)) {
+        if !self.started {
+            self.started = true;
+            if self.points.first().is_some_and(|q| q.at > SimTime::ZERO) {
+                emit(QueuePoint {
+                    at: SimTime::ZERO,
+                    queued: 0,
+                });
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -460,6 +543,7 @@ mod tests {
                     thread: 0,
                     phase: Phase::Starting,
                     item: None,
+                    group: None,
                 },
             ),
             (SimTime(10), TraceEvent::ItemStarted { item: 0, thread: 0 }),
@@ -469,6 +553,7 @@ mod tests {
                     thread: 0,
                     phase: Phase::Sleep,
                     item: Some(0),
+                    group: Some(0),
                 },
             ),
             (
@@ -477,6 +562,7 @@ mod tests {
                     thread: 0,
                     phase: Phase::Cpu,
                     item: Some(0),
+                    group: Some(0),
                 },
             ),
             (SimTime(50), TraceEvent::ItemFinished { item: 0, thread: 0 }),
@@ -486,6 +572,7 @@ mod tests {
                     thread: 0,
                     phase: Phase::Idle,
                     item: None,
+                    group: None,
                 },
             ),
             (SimTime(5), TraceEvent::QueueLength { queued: 2 }),

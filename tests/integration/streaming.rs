@@ -86,3 +86,77 @@ fn an_incomplete_run_streams_its_unfinished_items_last() {
     };
     kept_and_streamed(&s, "net-classic", &options);
 }
+
+/// The chart's timeline, the Chrome trace and the counters made as the run
+/// goes are those made from the whole trace and event log; the Chrome trace
+/// also when its events went through the spill file.
+fn detail_streamed(s: &Scenario, policy: &str, hold: usize, options: &SimOptions) {
+    use poolsim::counters::{counters_csv, counters_csv_of};
+    use poolsim::render::Timeline;
+    use poolsim::render::chrome::chrome_trace_json;
+    use poolsim::render::streamed::DetailSink;
+    use poolsim::trace::EventLog;
+
+    let policy = resolve_policy(policy).unwrap();
+    let mut log = EventLog::default();
+    let kept = engine::simulate(s, &policy, &mut log, options);
+    let groups: Vec<String> = s.groups.iter().map(|g| g.name.clone()).collect();
+    let detail =
+        DetailSink::new(NullSink, true, None, true, groups.clone()).with_limits(1 << 20, hold);
+    let mut stream = RunStream::new(detail, groups.len(), 0, None::<Vec<u8>>, groups)
+        .unwrap()
+        .with_counters(s.machine.cores);
+    let run = engine::simulate(s, &policy, &mut stream, options);
+    let streamed = stream.finish(&run.trace);
+    assert_eq!(
+        counters_csv_of(streamed.counters.as_deref().unwrap()),
+        counters_csv(&kept.trace, Some(&log.events)),
+        "{}: counters",
+        s.name
+    );
+    let unfinished = streamed.summary.items - streamed.summary.finished;
+    let mut chrome = Vec::new();
+    let (timeline, _) = streamed
+        .events
+        .finish(
+            &run.trace,
+            streamed.summary.items,
+            unfinished,
+            Some(&mut chrome),
+        )
+        .unwrap();
+    let whole = Timeline::build(&kept.trace, Some(&log.events));
+    assert!(whole.segment_count() > 0);
+    assert_eq!(timeline.as_ref(), Some(&whole), "{}: timeline", s.name);
+    assert!(
+        chrome == chrome_trace_json(&kept.trace, Some(&log.events)).into_bytes(),
+        "{}: Chrome trace (hold {hold})",
+        s.name
+    );
+}
+
+#[test]
+fn streamed_charts_and_chrome_traces_are_the_whole_runs() {
+    for (name, policy) in [
+        ("seed-001-burst.toml", "net-classic"),
+        ("example-mixed.toml", "net6"),
+        ("seed-000-parallel-for.toml", "net-classic"),
+        ("seed-003-async-throttled.toml", "mono"),
+    ] {
+        detail_streamed(&scenario(name), policy, usize::MAX, &SimOptions::default());
+    }
+    // Spilled every few kB: the file is put back together in order.
+    let s = scenario("example-mixed.toml");
+    detail_streamed(&s, "net-classic", 4096, &SimOptions::default());
+    // Stopped with items queued and running.
+    let until = SimOptions {
+        until: Some(SimDuration::from_ms(2500)),
+        ..SimOptions::default()
+    };
+    detail_streamed(
+        &scenario("seed-001-burst.toml"),
+        "net-classic",
+        4096,
+        &until,
+    );
+}
