@@ -201,8 +201,8 @@ fn spread_runs(
     let per_run: Vec<RunFigures> = (0..runs as u64)
         .into_par_iter()
         .map(|k| {
-            let mut s = scenario.clone();
-            s.seed = first_seed.wrapping_add(k);
+            // The pool's randomness varies, the workload's does not.
+            let s = scenario.with_run_seed(first_seed.wrapping_add(k));
             let r = engine::simulate(&s, policy, &mut NullSink, options);
             let m = metrics::summarize(&r.trace);
             RunFigures {

@@ -24,7 +24,8 @@ Examples:
   poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --png net5-vs-net6.png
   poolsim compare scenarios/validation/staggered-arrivals.toml -p coreclr3 -p net8 --runs 100
 
---runs N simulates every policy with N seeds (the scenario's seed and the next N-1) and adds
+--runs N simulates every policy with N seeds (the scenario's seed and the next N-1; the
+workload, its Poisson arrivals included, stays the first seed's) and adds
 each one's makespan p5 / p50 / p95 and its most common outcomes (a real pool gives different
 outcomes run to run; see `poolsim run --help`). The table and the chart are of the first seed.
 

@@ -34,7 +34,9 @@ Examples:
 A real pool gives different outcomes run to run (the gate thread's phase,
 timer choices, hill climbing's random sample interval); --runs N simulates
 seeds S, S+1, ..., S+N-1 (S: --seed or the scenario's seed) and reports the
-spread and the distinct outcomes with their share. The per-item table,
+spread and the distinct outcomes with their share. The workload stays that
+of seed S (Poisson arrivals at the same instants), as a real program's runs
+replay one workload: the seeds vary what the pool does. The per-item table,
 --trace and the charts show the run of seed S, and say which outcome it is.
 
 Exit codes: 0 the run completed; 2 bad input (scenario, policy, flags,

@@ -35,7 +35,8 @@ peak; threads-over-time distance (mean |difference|) within 1.5 threads or 20 % 
 measured peak. Each is the median over the repetitions. Times count from each run's first \
 submission.
 
-With --runs N the model is simulated with N seeds (the scenario's seed and the next N-1) and \
+With --runs N the model is simulated with N seeds (the scenario's seed and the next N-1; \
+the arrival instants stay the scenario's, which the real runs replay) and \
 the real runs are checked against that distribution instead: every measured makespan inside \
 the simulated [min, max] widened by 2 %; the median makespan within 5 %; the pooled start \
 offsets quantile by quantile within 100 ms or 5 % of the makespan. The two-sample \

@@ -514,7 +514,10 @@ impl<'a, S: TraceSink> World<'a, S> {
                     Arrival::Every { start, .. } => (*start, None),
                     Arrival::Poisson { start, .. } => (
                         *start,
-                        Some(rng::stream(scenario.seed, &format!("arrivals/{}", g.name))),
+                        Some(rng::stream(
+                            scenario.workload_seed(),
+                            &format!("arrivals/{}", g.name),
+                        )),
                     ),
                 };
                 GroupState {

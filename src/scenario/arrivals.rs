@@ -26,7 +26,10 @@ pub fn offsets(scenario: &Scenario, g: usize) -> Vec<SimDuration> {
             }
         }
         Arrival::Poisson { per_second, .. } => {
-            let mut stream = rng::stream(scenario.seed, &format!("arrivals/{}", group.name));
+            let mut stream = rng::stream(
+                scenario.workload_seed(),
+                &format!("arrivals/{}", group.name),
+            );
             for _ in 0..n {
                 out.push(SimDuration(next));
                 let u: f64 = stream.random_range(f64::MIN_POSITIVE..1.0);

@@ -250,6 +250,7 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
     Scenario {
         name,
         seed,
+        workload_seed: None,
         machine: Machine { cores, tick },
         pool,
         groups,

@@ -25,12 +25,34 @@ pub struct Scenario {
     pub name: String,
     /// Seed of every random stream of the run (arrivals, policy noise, gate phase).
     pub seed: u64,
+    /// Seed of the workload's own random streams (Poisson arrivals) when it
+    /// is not `seed`: a spread over seeds ([`crate::spread`], sweep
+    /// replicates) varies what the pool does, not the program it runs, as
+    /// the real runs of one scenario replay the same arrival instants.
+    /// Never read from a file; see [`Scenario::workload_seed`].
+    pub workload_seed: Option<u64>,
     pub machine: Machine,
     pub pool: PoolSettings,
     pub groups: Vec<Group>,
     pub probes: Vec<Probe>,
     /// Simulated-time limit: the run stops (and says so) when the clock passes it.
     pub until: Option<SimDuration>,
+}
+
+impl Scenario {
+    /// The seed of the workload's random streams: `workload_seed`, else `seed`.
+    pub fn workload_seed(&self) -> u64 {
+        self.workload_seed.unwrap_or(self.seed)
+    }
+
+    /// This scenario with the run's seed `seed` and the workload kept: its
+    /// arrival instants stay those of this scenario's seed.
+    pub fn with_run_seed(&self, seed: u64) -> Scenario {
+        let mut s = self.clone();
+        s.workload_seed = Some(self.workload_seed());
+        s.seed = seed;
+        s
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

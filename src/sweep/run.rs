@@ -480,9 +480,12 @@ impl Plan {
                     .collect(),
             ),
         };
-        let mut scenario = (*instance.scenario).clone();
-        let seed = scenario.seed.wrapping_add(u64::from(spec.replicate));
-        scenario.seed = seed;
+        // A replicate varies the pool's randomness, not the workload's.
+        let seed = instance
+            .scenario
+            .seed
+            .wrapping_add(u64::from(spec.replicate));
+        let scenario = instance.scenario.with_run_seed(seed);
         let result = engine::simulate(
             &scenario,
             &instance.policy,

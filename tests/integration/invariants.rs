@@ -164,6 +164,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             Scenario {
                 name: "generated".into(),
                 seed,
+                workload_seed: None,
                 machine: Machine {
                     cores,
                     tick: tick_us.map(|us| SimDuration::from_nanos(us * 1000)),
@@ -325,6 +326,7 @@ proptest! {
         let s = Scenario {
             name: "cpu".into(),
             seed,
+            workload_seed: None,
             machine: Machine { cores, tick: None },
             pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None, tiered_compilation: true },
             groups: vec![Group {
