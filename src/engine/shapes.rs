@@ -185,8 +185,8 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
-        let group = self.world.items.get(item).group;
-        if self.world.items.get(item).started == crate::time::SimTime::MAX {
+        let group = self.world.items.record(item).group;
+        if self.world.items.record(item).started == crate::time::SimTime::MAX {
             if let Some(sem) = self.world.groups[group as usize].semaphore
                 && !self.world.items.get(item).acquired
             {
@@ -201,7 +201,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 }
             }
             let now = self.world.now;
-            let rec = self.world.items.get_mut(item);
+            let rec = self.world.items.record_mut(item);
             rec.started = now;
             rec.thread = t;
             self.world
@@ -297,7 +297,7 @@ impl<S: TraceSink> Engine<'_, S> {
         self.world.items_finished += 1;
         self.world
             .record(TraceEvent::ItemFinished { item, thread: t });
-        let group = self.world.items.get(item).group;
+        let group = self.world.items.record(item).group;
         self.group_item_finished(group);
         let state = *self.world.items.get(item);
         self.world.item_ended(item);
