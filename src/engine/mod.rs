@@ -318,14 +318,18 @@ enum Owner {
 
 /// The engine's state of one item, from its submission to its end; its
 /// record (group, thread, queued, started, finished) is beside it in
-/// [`ItemStates::records`].
+/// [`ItemStates::records`]. The group and whether it started are here too:
+/// a step reads only this (a record is written when its item starts and
+/// ends, long after it was queued, and not read).
 #[derive(Clone, Copy, Debug)]
 struct ItemState {
     owner: Owner,
     /// The body step it is at.
     step: u32,
+    group: u32,
     /// Whether it holds its group's semaphore.
     acquired: bool,
+    started: bool,
     finished: bool,
 }
 
@@ -373,7 +377,9 @@ impl ItemStates {
         self.states.push_back(ItemState {
             owner,
             step: 0,
+            group,
             acquired: false,
+            started: false,
             finished: false,
         });
         self.records.push_back(ItemRecord {
@@ -398,11 +404,6 @@ impl ItemStates {
     }
 
     /// The record of `item`, alive.
-    #[inline]
-    fn record(&self, item: ItemId) -> &ItemRecord {
-        &self.records[(item - self.records_base) as usize]
-    }
-
     #[inline]
     fn record_mut(&mut self, item: ItemId) -> &mut ItemRecord {
         &mut self.records[(item - self.records_base) as usize]
@@ -859,11 +860,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         else {
             return;
         };
-        let record = self.items.record(to);
-        if !self.items.get(to).acquired || record.started != SimTime::MAX {
+        let state = self.items.get(to);
+        if !state.acquired || state.started {
             return;
         }
-        let Some(sem) = self.groups[record.group as usize].semaphore else {
+        let Some(sem) = self.groups[state.group as usize].semaphore else {
             return;
         };
         let from_item = from.and_then(|t| match self.threads[t as usize].frames.last() {
@@ -1693,7 +1694,7 @@ mod tests {
         assert_eq!(items.pop_ended(false), Some(None));
         assert_eq!(items.pop_ended(false), None);
         // Item 0 left the window; its record is still there for the trace.
-        assert_eq!(items.record(0).finished, at(2));
+        assert_eq!(items.record_mut(0).finished, at(2));
         items.finish(2, at(3));
         while items.pop_ended(true).is_some() {}
         let records = items.into_records();
