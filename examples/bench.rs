@@ -21,7 +21,8 @@
 //!   items, if SimPy is installed.
 //!
 //! Options: `--quick` (1 M items only for memory, 100 k only for SimPy, 3
-//! runs), `--no-simpy`. Wall-clock figures depend on the machine and its load:
+//! runs), `--no-simpy`, `--simpy-only` (the SimPy section alone). Wall-clock
+//! figures depend on the machine and its load:
 //! compare figures of one run.
 
 use std::path::Path;
@@ -200,6 +201,7 @@ fn main() {
     }
     let quick = args.iter().any(|a| a == "--quick");
     let no_simpy = args.iter().any(|a| a == "--no-simpy");
+    let simpy_only = args.iter().any(|a| a == "--simpy-only");
     let runs = if quick { 3 } else { 5 };
     let policy = policy();
 
@@ -208,7 +210,16 @@ fn main() {
     );
     println!("(wall-clock figures depend on the machine and its load; ratios are within this run)");
     println!();
+    if !simpy_only {
+        speed_and_memory(runs, quick, &policy);
+    }
+    if !no_simpy {
+        simpy_peer(quick, &policy);
+    }
+}
 
+/// The engine's speed and the peak memory sections.
+fn speed_and_memory(runs: usize, quick: bool, policy: &PolicyConfig) {
     // ---- speed -----------------------------------------------------------
     const SPEED_ITEMS: u64 = 1_000_000;
     let heap_ops = 20_000_000;
@@ -219,7 +230,7 @@ fn main() {
         let mut walls = Vec::new();
         let mut events = 0;
         for _ in 0..runs {
-            let (wall, e) = time_run(&scenario, &policy);
+            let (wall, e) = time_run(&scenario, policy);
             walls.push(wall);
             events = e;
             heap_rates.push(bare_heap_rate(1024, heap_ops / 4));
@@ -326,11 +337,10 @@ fn main() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     println!();
+}
 
-    // ---- SimPy -----------------------------------------------------------
-    if no_simpy {
-        return;
-    }
+/// The ratio to the SimPy peer.
+fn simpy_peer(quick: bool, policy: &PolicyConfig) {
     let has_simpy = Command::new("python3")
         .args(["-c", "import simpy"])
         .stderr(std::process::Stdio::null())

@@ -78,6 +78,19 @@ impl Jobs {
     }
 }
 
+/// Core-nanoseconds of `dt` ns at a demand of `percent` percent of a core:
+/// `dt * percent / 100`, exact, in 64-bit arithmetic when the product fits
+/// (a 128-bit division is a library call, and this runs at every change).
+#[inline]
+fn busy_ns(dt: u128, percent: u128) -> u128 {
+    match (u64::try_from(dt), u64::try_from(percent)) {
+        (Ok(dt), Ok(percent)) if let Some(product) = dt.checked_mul(percent) => {
+            u128::from(product / 100)
+        }
+        _ => dt * percent / 100,
+    }
+}
+
 #[derive(Debug)]
 pub struct Cpu {
     cores: u64,
@@ -142,7 +155,7 @@ impl Cpu {
         }
         let n = self.demand();
         let cores = u128::from(self.cores) * 100;
-        self.busy_core_ns += dt * n.min(cores) / 100;
+        self.busy_core_ns += busy_ns(dt, n.min(cores));
         if !self.jobs.is_empty() {
             let dv = if n <= cores {
                 dt << FRAC_BITS
@@ -251,6 +264,20 @@ mod tests {
         }
         assert_eq!(out, expected);
         assert!(jobs.is_empty());
+    }
+
+    #[test]
+    fn busy_time_is_the_exact_product_whatever_the_width() {
+        for (dt, percent) in [
+            (0u128, 1600u128),
+            (7, 33),
+            (1_000_003, 1600),
+            (u128::from(u64::MAX), 100),
+            (u128::from(u64::MAX) / 3, 1600),
+            (u128::from(u64::MAX) + 5, 250),
+        ] {
+            assert_eq!(busy_ns(dt, percent), dt * percent / 100, "{dt} x {percent}");
+        }
     }
 
     #[test]

@@ -316,21 +316,21 @@ enum Owner {
     Pair(u32),
 }
 
-/// The engine's state of one item, from its submission to its end.
+/// The engine's state of one item, from its submission to its end; its
+/// record (group, thread, queued, started, finished) is beside it in
+/// [`ItemStates::records`]. The group and whether it started are here too:
+/// a step reads only this (a record is written when its item starts and
+/// ends, long after it was queued, and not read).
 #[derive(Clone, Copy, Debug)]
 struct ItemState {
     owner: Owner,
     /// The body step it is at.
     step: u32,
+    group: u32,
     /// Whether it holds its group's semaphore.
     acquired: bool,
+    started: bool,
     finished: bool,
-    /// Its record so far (queued, started, finished, first thread).
-    group: u32,
-    thread: ThreadId,
-    queued: SimTime,
-    started: SimTime,
-    ended: SimTime,
 }
 
 /// The items alive: a window from the oldest unfinished item to the newest.
@@ -339,14 +339,34 @@ struct ItemState {
 /// leaves the window, in submission order, once it and every item before it
 /// ended; its record then goes to the trace ([`TraceSink::KEEP_ITEMS`]) or
 /// to the sink ([`TraceSink::item`]), never both.
-#[derive(Debug, Default)]
+///
+/// The records are filled in place: kept for the trace, they stay (they
+/// are the trace's items at the end, [`ItemStates::into_records`]), and
+/// only the engine's part of an item leaves the window.
+#[derive(Debug)]
 struct ItemStates {
     /// The id of `states[0]`.
     base: ItemId,
     states: VecDeque<ItemState>,
+    /// Whether the records stay when their items leave (for the trace).
+    keep: bool,
+    /// The id of `records[0]`: `base`, or 0 when the records are kept.
+    records_base: ItemId,
+    records: VecDeque<ItemRecord>,
 }
 
 impl ItemStates {
+    /// No items yet; with `keep`, room for `reserve` records.
+    fn new(keep: bool, reserve: usize) -> Self {
+        ItemStates {
+            base: 0,
+            states: VecDeque::new(),
+            keep,
+            records_base: 0,
+            records: VecDeque::with_capacity(if keep { reserve } else { 0 }),
+        }
+    }
+
     /// The id the next item gets.
     fn next_id(&self) -> ItemId {
         self.base + self.states.len() as ItemId
@@ -357,48 +377,64 @@ impl ItemStates {
         self.states.push_back(ItemState {
             owner,
             step: 0,
+            group,
             acquired: false,
+            started: false,
             finished: false,
+        });
+        self.records.push_back(ItemRecord {
+            item,
             group,
             thread: ThreadId::MAX,
             queued,
             started: SimTime::MAX,
-            ended: SimTime::MAX,
+            finished: SimTime::MAX,
         });
         item
     }
 
+    #[inline]
     fn get(&self, item: ItemId) -> &ItemState {
         &self.states[(item - self.base) as usize]
     }
 
+    #[inline]
     fn get_mut(&mut self, item: ItemId) -> &mut ItemState {
         &mut self.states[(item - self.base) as usize]
     }
 
-    /// `item` ended: marked, to leave the window with [`ItemStates::pop_ended`].
-    fn finish(&mut self, item: ItemId) {
+    /// The record of `item`, alive.
+    #[inline]
+    fn record_mut(&mut self, item: ItemId) -> &mut ItemRecord {
+        &mut self.records[(item - self.records_base) as usize]
+    }
+
+    /// `item` ended at `at`: marked, to leave the window with [`ItemStates::pop_ended`].
+    fn finish(&mut self, item: ItemId, at: SimTime) {
+        self.record_mut(item).finished = at;
         self.get_mut(item).finished = true;
     }
 
-    /// The oldest item's record, if it ended (or, with `all`, whether or
-    /// not it did: the run is over), removed from the window.
-    fn pop_ended(&mut self, all: bool) -> Option<ItemRecord> {
+    /// Whether the oldest item ended (or, with `all`, whether there is
+    /// one: the run is over); if so it leaves the window, with its record
+    /// unless the records are kept.
+    fn pop_ended(&mut self, all: bool) -> Option<Option<ItemRecord>> {
         let front = self.states.front()?;
         if !(all || front.finished) {
             return None;
         }
-        let record = ItemRecord {
-            item: self.base,
-            group: front.group,
-            thread: front.thread,
-            queued: front.queued,
-            started: front.started,
-            finished: front.ended,
-        };
         self.states.pop_front();
         self.base += 1;
-        Some(record)
+        if self.keep {
+            return Some(None);
+        }
+        self.records_base += 1;
+        Some(self.records.pop_front())
+    }
+
+    /// Every record kept, in submission order (with `keep`; else none).
+    fn into_records(self) -> Vec<ItemRecord> {
+        Vec::from(self.records)
     }
 }
 
@@ -568,7 +604,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
-            items: ItemStates::default(),
+            items: ItemStates::new(S::KEEP_ITEMS, reserve),
             groups,
             loops: Vec::new(),
             replicas: Vec::new(),
@@ -585,7 +621,7 @@ impl<'a, S: TraceSink> World<'a, S> {
                 .map(|_| ProbeState { in_flight: None })
                 .collect(),
             goal: None,
-            trace: crate::pool::state::new_trace(scenario, config, reserve),
+            trace: crate::pool::state::new_trace(scenario, config, 0),
         }
     }
 
@@ -776,19 +812,17 @@ impl<'a, S: TraceSink> World<'a, S> {
 
     /// `item` ended now: the records that leave the window go out.
     fn item_ended(&mut self, item: ItemId) {
-        self.items.get_mut(item).ended = self.now;
         self.last_finish = self.last_finish.max(self.now);
-        self.items.finish(item);
+        self.items.finish(item, self.now);
         self.emit_items(false);
     }
 
-    /// Hands the records leaving the window (every one, with `all`) to the
-    /// trace or the sink, in submission order.
+    /// Lets the items that ended leave the window (every one, with `all`),
+    /// handing their records to the sink in submission order (kept for the
+    /// trace, they stay: [`ItemStates::into_records`]).
     fn emit_items(&mut self, all: bool) {
         while let Some(record) = self.items.pop_ended(all) {
-            if S::KEEP_ITEMS {
-                self.trace.items.push(record);
-            } else {
+            if let Some(record) = record {
                 self.sink.item(&record);
             }
         }
@@ -835,11 +869,11 @@ impl<'a, S: TraceSink> World<'a, S> {
         else {
             return;
         };
-        let record = self.items.get(to);
-        if !record.acquired || record.started != SimTime::MAX {
+        let state = self.items.get(to);
+        if !state.acquired || state.started {
             return;
         }
-        let Some(sem) = self.groups[record.group as usize].semaphore else {
+        let Some(sem) = self.groups[state.group as usize].semaphore else {
             return;
         };
         let from_item = from.and_then(|t| match self.threads[t as usize].frames.last() {
@@ -1182,6 +1216,10 @@ impl<S: TraceSink> Engine<'_, S> {
         world.trace.cpu_busy_ns = Some(world.cpu.busy_core_ns());
         // The items still in the window (unfinished) go out too.
         world.emit_items(true);
+        if S::KEEP_ITEMS {
+            let items = std::mem::replace(&mut world.items, ItemStates::new(true, 0));
+            world.trace.items = items.into_records();
+        }
         world.trace.end = if outcome.is_completed() && world.items_total > 0 {
             world.last_finish
         } else {
@@ -1623,21 +1661,20 @@ mod tests {
 
     #[test]
     fn item_states_let_the_ended_items_go_from_the_oldest_on() {
-        let mut items = ItemStates::default();
+        let mut items = ItemStates::new(false, 0);
         let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
         for k in 0..4 {
             assert_eq!(items.push(k % 2, Owner::Task, at(k as u64)), k);
         }
         items.get_mut(2).step = 7;
-        items.get_mut(1).ended = at(9);
-        items.finish(1);
+        items.finish(1, at(9));
         // 0 has not ended: nothing leaves.
         assert_eq!(items.pop_ended(false), None);
         assert_eq!((items.base, items.states.len()), (0, 4));
-        items.finish(0);
+        items.finish(0, at(8));
         // 0 and 1 ended: they leave in order; 2 is the oldest alive.
-        assert_eq!(items.pop_ended(false).map(|r| r.item), Some(0));
-        let one = items.pop_ended(false).expect("item 1 ended");
+        assert_eq!(items.pop_ended(false).flatten().map(|r| r.item), Some(0));
+        let one = items.pop_ended(false).flatten().expect("item 1 ended");
         assert_eq!(
             (one.item, one.group, one.queued, one.finished),
             (1, 1, at(1), at(9))
@@ -1648,8 +1685,36 @@ mod tests {
         assert_eq!(items.push(0, Owner::Parent, at(5)), 4);
         assert_eq!(items.get(4).owner, Owner::Parent);
         // At the end of a run every item leaves, ended or not.
-        let rest: Vec<_> = std::iter::from_fn(|| items.pop_ended(true)).collect();
+        let rest: Vec<_> = std::iter::from_fn(|| items.pop_ended(true).flatten()).collect();
         assert_eq!(rest.iter().map(|r| r.item).collect::<Vec<_>>(), [2, 3, 4]);
         assert_eq!(rest[0].finished, SimTime::MAX);
+        assert!(items.into_records().is_empty());
+    }
+
+    #[test]
+    fn kept_item_records_stay_when_their_items_leave() {
+        let mut items = ItemStates::new(true, 4);
+        let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
+        for k in 0..3 {
+            items.push(0, Owner::Task, at(k as u64));
+        }
+        items.record_mut(0).started = at(1);
+        items.finish(0, at(2));
+        assert_eq!(items.pop_ended(false), Some(None));
+        assert_eq!(items.pop_ended(false), None);
+        // Item 0 left the window; its record is still there for the trace.
+        assert_eq!(items.record_mut(0).finished, at(2));
+        items.finish(2, at(3));
+        while items.pop_ended(true).is_some() {}
+        let records = items.into_records();
+        assert_eq!(
+            records.iter().map(|r| r.item).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            records.iter().map(|r| r.finished).collect::<Vec<_>>(),
+            [at(2), SimTime::MAX, at(3)]
+        );
+        assert_eq!(records[0].started, at(1));
     }
 }

@@ -35,7 +35,7 @@
 //!   release hands the count to the first waiter, whose continuation goes
 //!   to the releasing thread's local queue.
 
-use super::{Activity, Engine, Flow, Frame, Owner, Work};
+use super::{Activity, Engine, Flow, Frame, ItemState, Owner, Work};
 use crate::policy::{BlockKind, RequestCause};
 use crate::pool::state::PoolHost;
 use crate::scenario::{Step, Submit};
@@ -185,8 +185,8 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
-        let group = self.world.items.get(item).group;
-        if self.world.items.get(item).started == crate::time::SimTime::MAX {
+        let ItemState { group, started, .. } = *self.world.items.get(item);
+        if !started {
             if let Some(sem) = self.world.groups[group as usize].semaphore
                 && !self.world.items.get(item).acquired
             {
@@ -201,7 +201,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 }
             }
             let now = self.world.now;
-            let rec = self.world.items.get_mut(item);
+            self.world.items.get_mut(item).started = true;
+            let rec = self.world.items.record_mut(item);
             rec.started = now;
             rec.thread = t;
             self.world
