@@ -10,11 +10,14 @@
 # Usage: scripts/same-outputs.sh BASE-REV [SCENARIO ...]
 #   (default: scenarios/*.toml and scenarios/validation/*.toml)
 # Set SAME_OUTPUTS_BASE_TARGET to a directory to keep BASE's build between
-# calls. Exit 0: all identical; 1: some differ (listed); 2: usage.
+# calls; SAME_OUTPUTS_IGNORE_JSON_KEYS="k1 k2" leaves those integer keys of
+# `run --json` out of the comparison (a stated fix that moves only them).
+# Exit 0: all identical; 1: some differ (listed); 2: usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,13p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,16p' "$0"; exit 2; }
 base=$1; shift
+ignore_keys=${SAME_OUTPUTS_IGNORE_JSON_KEYS:-}
 repo=$(pwd)
 tmp=$(mktemp -d -t poolsim-same.XXXXXX)
 cleanup() {
@@ -66,11 +69,15 @@ for s in "${scenarios[@]}"; do
     key="$(echo "$s" | tr '/' '_')-$p"
     run_case "$old" "$tmp/old/$key" "$s" "$p"
     run_case "$new" "$tmp/new/$key" "$s" "$p"
+    for k in $ignore_keys; do
+      sed -i -E "s/\"$k\":[0-9]+,?//" "$tmp/old/$key/json.txt" "$tmp/new/$key/json.txt"
+    done
     cases=$((cases + 1))
     if ! diff -rq "$tmp/old/$key" "$tmp/new/$key" >/dev/null; then
       differ=$((differ + 1))
       echo "DIFFERS  $s under $p:"
-      diff -rq "$tmp/old/$key" "$tmp/new/$key" | sed 's/^/  /'
+      diff -rq "$tmp/old/$key" "$tmp/new/$key" | sed 's/^/  /' || true
+      diff "$tmp/old/$key/json.txt" "$tmp/new/$key/json.txt" | head -4 | sed 's/^/  /' || true
     fi
   done
 done

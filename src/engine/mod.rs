@@ -48,6 +48,7 @@
 //! through [`PoolControl::decision`].
 
 pub mod cpu;
+mod deadlines;
 mod shapes;
 
 use std::cmp::Reverse;
@@ -70,6 +71,7 @@ use crate::trace::{
     ThreadRecord, ThrottleKind, Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
+use deadlines::IdleDeadlines;
 use shapes::{AsyncWorker, Loop, Partition, Replica};
 
 /// Limits on one run.
@@ -206,19 +208,11 @@ struct EventKey {
 /// event that is mostly scheduled in time order.
 #[derive(Clone, Copy, Debug)]
 enum Fifo {
-    /// Idle (and retired) threads' timeouts: each falls due `idle_timeout`
-    /// (one constant per run) after it is scheduled, so always in order.
-    /// Most go stale (the thread found work first): with spread arrivals
-    /// tens of thousands wait, at no cost to the heap's sifts.
-    Idle,
-    /// CPU checks: every job started or finished supersedes the pending
-    /// one (a stale check an item); the next completion rarely moves back.
-    Cpu,
     /// Threads ready after their start or wake latency.
     Ready,
 }
 
-const FIFOS: usize = 3;
+const FIFOS: usize = 1;
 
 /// The size of one entry of the engine's event heap (for the benchmark's
 /// bare-heap baseline, `examples/bench.rs`).
@@ -471,6 +465,13 @@ struct World<'a, S: TraceSink> {
     /// [`World::pop_event`] merges the fronts with the heap's top: events
     /// run in the same order as from one heap.
     fifos: [VecDeque<(EventKey, EventKind)>; FIFOS],
+    /// Idle and retired threads' timeouts, one a thread, removed when the
+    /// wait ends early: none goes stale.
+    idle_deadlines: IdleDeadlines,
+    /// The one pending CPU check (when the earliest job may finish) and
+    /// the CPU generation it is for: replaced, not superseded, when the
+    /// jobs change.
+    cpu_check: Option<(EventKey, u64)>,
 
     cpu: Cpu,
     cpu_generation: u64,
@@ -576,6 +577,8 @@ impl<'a, S: TraceSink> World<'a, S> {
             seq: 0,
             events: BinaryHeap::new(),
             fifos: Default::default(),
+            idle_deadlines: IdleDeadlines::default(),
+            cpu_check: None,
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             cpu_finished: Vec::new(),
@@ -678,22 +681,59 @@ impl<'a, S: TraceSink> World<'a, S> {
         }
     }
 
-    /// The next event by (time, sequence): the heap's or a FIFO's.
+    /// The next event by (time, sequence): the heap's, a FIFO's, the
+    /// earliest idle deadline or the CPU check.
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
-        let mut best = self.events.peek().map(|Reverse((key, _))| *key);
-        let mut from = None;
+        #[derive(Clone, Copy)]
+        enum From {
+            Heap,
+            Fifo(usize),
+            Idle,
+            Cpu,
+        }
+        let mut best = self
+            .events
+            .peek()
+            .map(|Reverse((key, _))| (*key, From::Heap));
+        let mut consider = |key: EventKey, from: From| {
+            if best.is_none_or(|(b, _)| key < b) {
+                best = Some((key, from));
+            }
+        };
         for (i, queue) in self.fifos.iter().enumerate() {
-            if let Some(&(key, _)) = queue.front()
-                && best.is_none_or(|b| key < b)
-            {
-                best = Some(key);
-                from = Some(i);
+            if let Some(&(key, _)) = queue.front() {
+                consider(key, From::Fifo(i));
             }
         }
-        match from {
-            Some(i) => self.fifos[i].pop_front(),
-            None => self.events.pop().map(|Reverse(event)| event),
+        if let Some((key, _, _)) = self.idle_deadlines.first() {
+            consider(key, From::Idle);
         }
+        if let Some((key, _)) = self.cpu_check {
+            consider(key, From::Cpu);
+        }
+        match best?.1 {
+            From::Heap => self.events.pop().map(|Reverse(event)| event),
+            From::Fifo(i) => self.fifos[i].pop_front(),
+            From::Idle => self
+                .idle_deadlines
+                .pop()
+                .map(|(key, t, generation)| (key, EventKind::IdleTimeout(t, generation))),
+            From::Cpu => self
+                .cpu_check
+                .take()
+                .map(|(key, generation)| (key, EventKind::CpuCheck(generation))),
+        }
+    }
+
+    /// Arms `thread`'s idle (or retired) wait timeout, due `idle_timeout`
+    /// from now, for its state of `generation`.
+    fn arm_idle_timeout(&mut self, thread: ThreadId, generation: u64) {
+        self.seq += 1;
+        let key = EventKey {
+            at: self.now + self.idle_timeout,
+            seq: self.seq,
+        };
+        self.idle_deadlines.arm(thread, key, generation);
     }
 
     fn record(&mut self, event: TraceEvent) {
@@ -971,17 +1011,14 @@ impl<'a, S: TraceSink> World<'a, S> {
         let generation = t.generation;
         self.tally.idle.push(thread);
         self.phase(thread, Phase::Idle, None);
-        self.schedule_in(
-            Fifo::Idle,
-            self.now + self.idle_timeout,
-            EventKind::IdleTimeout(thread, generation),
-        );
+        self.arm_idle_timeout(thread, generation);
     }
 
     fn release_idle(&mut self) -> bool {
         let Some(thread) = self.tally.release_idle() else {
             return false;
         };
+        self.idle_deadlines.disarm(thread);
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.generation += 1;
@@ -1006,17 +1043,14 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.retire(thread);
         self.phase(thread, Phase::Idle, None);
         self.sample_counts();
-        self.schedule_in(
-            Fifo::Idle,
-            self.now + self.idle_timeout,
-            EventKind::IdleTimeout(thread, generation),
-        );
+        self.arm_idle_timeout(thread, generation);
     }
 
     fn unretire(&mut self) -> bool {
         let Some(thread) = self.tally.unretire() else {
             return false;
         };
+        self.idle_deadlines.disarm(thread);
         let t = &mut self.threads[thread as usize];
         t.state = ThreadState::Starting;
         t.generation += 1;
@@ -1032,6 +1066,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     }
 
     fn exit_thread(&mut self, thread: ThreadId) {
+        self.idle_deadlines.disarm(thread);
         let (state, kind) = {
             let t = &self.threads[thread as usize];
             (t.state, t.kind)
@@ -1049,11 +1084,18 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.sample_counts();
     }
 
+    /// The CPU jobs changed: the one check is now for the new earliest
+    /// completion (if any).
     fn reschedule_cpu(&mut self) {
         self.cpu_generation += 1;
-        if let Some(at) = self.cpu.next_completion() {
-            self.schedule_in(Fifo::Cpu, at, EventKind::CpuCheck(self.cpu_generation));
-        }
+        self.cpu_check = self.cpu.next_completion().map(|at| {
+            self.seq += 1;
+            let key = EventKey {
+                at: at.max(self.now),
+                seq: self.seq,
+            };
+            (key, self.cpu_generation)
+        });
     }
 
     fn store_continuation(&mut self, frames: Vec<Frame>) -> u32 {
@@ -1256,6 +1298,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.step_done(t);
             }
             EventKind::CpuCheck(generation) => {
+                debug_assert_eq!(generation, self.world.cpu_generation, "a stale CPU check");
                 if generation != self.world.cpu_generation {
                     return;
                 }
@@ -1289,6 +1332,7 @@ impl<S: TraceSink> Engine<'_, S> {
             EventKind::PolicyWake(tag) => self.policy.wake(&mut self.world, tag),
             EventKind::IdleTimeout(t, generation) => {
                 let th = self.world.th(t);
+                debug_assert_eq!(th.generation, generation, "a stale idle timeout");
                 if th.generation != generation {
                     return;
                 }
