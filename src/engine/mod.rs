@@ -487,6 +487,9 @@ struct World<'a, S: TraceSink> {
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
+    /// How long a `cpu_ms` step of one second takes in this run (drawn once
+    /// from the policy's `cpu_second_ms`), when not exactly a second.
+    cpu_second: Option<u64>,
     /// How late a `Thread.Sleep` returns, and its stream when it varies.
     sleep_overshoot: crate::policy::config::Spread,
     sleep_rng: Option<ChaCha8Rng>,
@@ -590,6 +593,15 @@ impl<'a, S: TraceSink> World<'a, S> {
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
+            cpu_second: {
+                let spread = &config.threads.cpu_second;
+                let second = if spread.is_fixed() {
+                    spread.min()
+                } else {
+                    spread.draw(&mut rng::stream(scenario.seed, "cpu-rate"))
+                };
+                (second != SimDuration::from_ms(1000)).then(|| second.as_nanos())
+            },
             sleep_overshoot: config.threads.sleep_overshoot.clone(),
             sleep_rng: (!config.threads.sleep_overshoot.is_fixed())
                 .then(|| rng::stream(scenario.seed, "sleep-overshoot")),
@@ -633,6 +645,17 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.seq += 1;
         self.events
             .push(Reverse((EventKey { at, seq: self.seq }, kind)));
+    }
+
+    /// The time a `cpu_ms` step of `d` takes on a core of its own in this
+    /// run (`cpu_second_ms`).
+    fn cpu_work(&self, d: SimDuration) -> SimDuration {
+        match self.cpu_second {
+            None => d,
+            Some(second) => SimDuration::from_nanos(
+                (u128::from(d.as_nanos()) * u128::from(second) / 1_000_000_000) as u64,
+            ),
+        }
     }
 
     /// When a `Thread.Sleep(d)` started now returns: `d` late by the

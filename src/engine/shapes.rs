@@ -222,7 +222,8 @@ impl<S: TraceSink> Engine<'_, S> {
                 _ if step.duration() == Some(SimDuration::ZERO) => {}
                 Step::Cpu(d) => {
                     self.world.cpu.advance(now);
-                    self.world.cpu.add_job(t, d);
+                    let work = self.world.cpu_work(d);
+                    self.world.cpu.add_job(t, work);
                     self.world.reschedule_cpu();
                     self.world.th(t).activity = Activity::Cpu;
                     self.world.phase(t, Phase::Cpu, Some(item));

@@ -173,6 +173,11 @@ pub struct ThreadsConfig {
     /// the run's `sleep-overshoot` stream (timer slack and the wake-up of
     /// the sleeping thread, as measured on Linux; fixed 0 = exact timing).
     pub sleep_overshoot: Spread,
+    /// How long a `cpu_ms` step of one second takes: drawn once per run
+    /// from its `cpu-rate` stream (a real run's CPU rate against the
+    /// harness's calibration, which takes the fastest of its trials, and
+    /// the machine's other work), fixed 1000 ms = exact.
+    pub cpu_second: Spread,
 }
 
 /// When the gate thread's first tick comes after it starts.

@@ -691,6 +691,17 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
                 spread(TimeUnit::Us),
             )
             .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
+        cpu_second: t
+            .get(r, "cpu_second_ms", &t.raw.cpu_second_ms, |v| {
+                let s = spread(TimeUnit::Ms)(v)?;
+                if s.min() == SimDuration::ZERO {
+                    return Err(Problem::new("must be above 0 ms").help(
+                        "how long a cpu_ms step of 1000 ms takes: 1000 is exact, 1030 is 3 % slow",
+                    ));
+                }
+                Ok(s)
+            })
+            .unwrap_or_else(|| Spread::fixed(SimDuration::from_ms(1000))),
     }
 }
 

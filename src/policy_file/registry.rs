@@ -152,6 +152,8 @@ mod tests {
         // Measured on Linux: the gate's ticks drift, sleeps return late.
         assert!(!p.gate.drift.is_fixed());
         assert!(!p.threads.sleep_overshoot.is_fixed());
+        // Measured here: a run's CPU rate against the harness's calibration.
+        assert!(!p.threads.cpu_second.is_fixed());
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
         // Measured on Linux: a timer joins its creating thread's queue.
         assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread);
@@ -163,6 +165,7 @@ mod tests {
             threads: ThreadsConfig {
                 start_latency: classic.threads.start_latency,
                 sleep_overshoot: classic.threads.sleep_overshoot.clone(),
+                cpu_second: classic.threads.cpu_second.clone(),
                 ..p.threads.clone()
             },
             gate: classic.gate.clone(),
@@ -222,7 +225,8 @@ mod tests {
             },
             timers: p.timers.clone(),
             // net8 was measured on Linux, whose TickCount steps every 4 ms,
-            // whose sleeps return late and whose gate ticks drift.
+            // whose sleeps return late and whose gate ticks drift, and on
+            // this machine, whose CPU rate varies run to run.
             gate: GateConfig {
                 tick_count: p.gate.tick_count,
                 drift: p.gate.drift.clone(),
@@ -230,6 +234,7 @@ mod tests {
             },
             threads: ThreadsConfig {
                 sleep_overshoot: p.threads.sleep_overshoot.clone(),
+                cpu_second: p.threads.cpu_second.clone(),
                 ..q.threads.clone()
             },
             ..q

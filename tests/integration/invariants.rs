@@ -197,6 +197,7 @@ fn min_duration(
     body: &[Step],
     tick: Option<SimDuration>,
     timer_step: Option<SimDuration>,
+    cpu_second: SimDuration,
 ) -> SimDuration {
     let tick = tick.unwrap_or(SimDuration::ZERO).as_nanos();
     let timer_step = timer_step.unwrap_or(SimDuration::ZERO).as_nanos();
@@ -206,7 +207,13 @@ fn min_duration(
             Step::Wait(d) | Step::Await(d) => {
                 SimDuration::from_nanos(d.as_nanos().saturating_sub(timer_step))
             }
-            Step::Cpu(d) | Step::Busy(d) | Step::Sleep(d) => d,
+            // A CPU step takes its length at the run's CPU rate, which a
+            // measured policy draws (`cpu_second_ms`, at least its smallest).
+            Step::Cpu(d) => SimDuration::from_nanos(
+                (u128::from(d.as_nanos()) * u128::from(cpu_second.as_nanos()) / 1_000_000_000)
+                    as u64,
+            ),
+            Step::Busy(d) | Step::Sleep(d) => d,
             Step::Yield => SimDuration::ZERO,
         })
         .fold(SimDuration::ZERO, |a, b| a + b)
@@ -297,15 +304,16 @@ proptest! {
         }
 
         // No step faster than its duration; started >= queued.
+        let cpu_second = policy.threads.cpu_second.min();
         for rec in &trace.items {
             if rec.started == SimTime::MAX { continue; }
             prop_assert!(rec.started >= rec.queued);
             if rec.finished == SimTime::MAX { continue; }
             let body = &s.groups[rec.group as usize].body;
             prop_assert!(
-                rec.finished.since(rec.started) >= min_duration(body, s.machine.tick, policy.timers.tick_count),
+                rec.finished.since(rec.started) >= min_duration(body, s.machine.tick, policy.timers.tick_count, cpu_second),
                 "seed {}: item {} ran {:?}, body needs {:?}",
-                seed, rec.item, rec.finished.since(rec.started), min_duration(body, s.machine.tick, policy.timers.tick_count)
+                seed, rec.item, rec.finished.since(rec.started), min_duration(body, s.machine.tick, policy.timers.tick_count, cpu_second)
             );
         }
 
