@@ -66,12 +66,15 @@ pub fn run(args: &ValidateArgs) -> i32 {
     }
     if !args.json {
         println!(
-            "generated set: {n} scenarios, grammar seed {}, model {} against {}, {} run(s) each, \
+            "generated set: {n} scenarios, grammar seed {}, model {} against {}, {}, \
              {sim_runs} simulated seeds each",
             args.seed,
             policy.name,
             runtime.name(),
-            args.repeat
+            match &args.fixtures {
+                Some(dir) => format!("the runs recorded in {}", dir.display()),
+                None => format!("{} live run(s) each", args.repeat),
+            }
         );
         println!(
             "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5}  result",
