@@ -339,6 +339,9 @@ pub trait TraceSink {
     /// That is how a run of millions of items keeps its memory to the
     /// threads and the queue (see [`crate::stream`]).
     const KEEP_ITEMS: bool = true;
+    /// False when the sink wants no item record at all, kept or handed
+    /// out: the engine then keeps only its own part of the items alive.
+    const ITEM_RECORDS: bool = true;
     fn record(&mut self, at: SimTime, event: TraceEvent);
     /// One item's record, when [`TraceSink::KEEP_ITEMS`] is false.
     fn item(&mut self, _record: &ItemRecord) {}
@@ -364,6 +367,7 @@ pub struct Discard;
 impl TraceSink for Discard {
     const ENABLED: bool = false;
     const KEEP_ITEMS: bool = false;
+    const ITEM_RECORDS: bool = false;
     #[inline(always)]
     fn record(&mut self, _at: SimTime, _event: TraceEvent) {}
 }

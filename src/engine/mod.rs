@@ -344,6 +344,9 @@ struct ItemStates {
     states: VecDeque<ItemState>,
     /// Whether the records stay when their items leave (for the trace).
     keep: bool,
+    /// Whether there are records at all (a sink may want none:
+    /// [`TraceSink::ITEM_RECORDS`]).
+    recorded: bool,
     /// The id of `records[0]`: `base`, or 0 when the records are kept.
     records_base: ItemId,
     records: VecDeque<ItemRecord>,
@@ -356,8 +359,17 @@ impl ItemStates {
             base: 0,
             states: VecDeque::new(),
             keep,
+            recorded: true,
             records_base: 0,
             records: VecDeque::with_capacity(if keep { reserve } else { 0 }),
+        }
+    }
+
+    /// No records at all: only the engine's part of each item, alive.
+    fn unrecorded() -> Self {
+        ItemStates {
+            recorded: false,
+            ..ItemStates::new(false, 0)
         }
     }
 
@@ -376,6 +388,9 @@ impl ItemStates {
             started: false,
             finished: false,
         });
+        if !self.recorded {
+            return item;
+        }
         self.records.push_back(ItemRecord {
             item,
             group,
@@ -397,15 +412,20 @@ impl ItemStates {
         &mut self.states[(item - self.base) as usize]
     }
 
-    /// The record of `item`, alive.
+    /// The record of `item`, alive (none without records).
     #[inline]
-    fn record_mut(&mut self, item: ItemId) -> &mut ItemRecord {
-        &mut self.records[(item - self.records_base) as usize]
+    fn record_mut(&mut self, item: ItemId) -> Option<&mut ItemRecord> {
+        if !self.recorded {
+            return None;
+        }
+        Some(&mut self.records[(item - self.records_base) as usize])
     }
 
     /// `item` ended at `at`: marked, to leave the window with [`ItemStates::pop_ended`].
     fn finish(&mut self, item: ItemId, at: SimTime) {
-        self.record_mut(item).finished = at;
+        if let Some(r) = self.record_mut(item) {
+            r.finished = at;
+        }
         self.get_mut(item).finished = true;
     }
 
@@ -419,7 +439,7 @@ impl ItemStates {
         }
         self.states.pop_front();
         self.base += 1;
-        if self.keep {
+        if self.keep || !self.recorded {
             return Some(None);
         }
         self.records_base += 1;
@@ -619,7 +639,11 @@ impl<'a, S: TraceSink> World<'a, S> {
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
-            items: ItemStates::new(S::KEEP_ITEMS, reserve),
+            items: if S::ITEM_RECORDS {
+                ItemStates::new(S::KEEP_ITEMS, reserve)
+            } else {
+                ItemStates::unrecorded()
+            },
             groups,
             loops: Vec::new(),
             replicas: Vec::new(),
@@ -1281,7 +1305,7 @@ impl<S: TraceSink> Engine<'_, S> {
         world.trace.cpu_busy_ns = Some(world.cpu.busy_core_ns());
         // The items still in the window (unfinished) go out too.
         world.emit_items(true);
-        if S::KEEP_ITEMS {
+        if S::KEEP_ITEMS && S::ITEM_RECORDS {
             let items = std::mem::replace(&mut world.items, ItemStates::new(true, 0));
             world.trace.items = items.into_records();
         }
@@ -1765,12 +1789,12 @@ mod tests {
         for k in 0..3 {
             items.push(0, Owner::Task, at(k as u64));
         }
-        items.record_mut(0).started = at(1);
+        items.record_mut(0).unwrap().started = at(1);
         items.finish(0, at(2));
         assert_eq!(items.pop_ended(false), Some(None));
         assert_eq!(items.pop_ended(false), None);
         // Item 0 left the window; its record is still there for the trace.
-        assert_eq!(items.record_mut(0).finished, at(2));
+        assert_eq!(items.record_mut(0).unwrap().finished, at(2));
         items.finish(2, at(3));
         while items.pop_ended(true).is_some() {}
         let records = items.into_records();

@@ -202,9 +202,10 @@ impl<S: TraceSink> Engine<'_, S> {
             }
             let now = self.world.now;
             self.world.items.get_mut(item).started = true;
-            let rec = self.world.items.record_mut(item);
-            rec.started = now;
-            rec.thread = t;
+            if let Some(rec) = self.world.items.record_mut(item) {
+                rec.started = now;
+                rec.thread = t;
+            }
             self.world
                 .record(TraceEvent::ItemStarted { item, thread: t });
         }
