@@ -250,15 +250,6 @@ impl Distribution {
         self.coarse
     }
 
-    /// How many values.
-    pub fn len(&self) -> u64 {
-        self.n
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
     fn key(&self, v: f64) -> u64 {
         let bits = v.to_bits();
         // Zero and subnormals stay exact; a bucket keeps its low bits at
@@ -477,9 +468,9 @@ mod tests {
         assert_eq!(Percentiles::of(vec![]).max, 0.0);
     }
 
-    #[test]
-    fn time_starved_is_the_same_for_items_in_or_out_of_submission_order() {
-        use crate::trace::ItemRecord;
+    /// Items queued and started at known times, the run ending at 100 ns:
+    /// their starved spans are [0, 20) ∪ [30, 40) ∪ [90, 100), 40 ns.
+    fn starved_trace() -> Trace {
         let item = |item, queued: u64, started: Option<u64>| ItemRecord {
             item,
             group: 0,
@@ -499,7 +490,12 @@ mod tests {
             item(5, 90, None),
             item(6, 120, None),
         ];
-        // [0, 20) ∪ [30, 40) ∪ [90, 100): 40 ns.
+        trace
+    }
+
+    #[test]
+    fn time_starved_is_the_same_for_items_in_or_out_of_submission_order() {
+        let mut trace = starved_trace();
         assert_eq!(time_starved(&trace), SimDuration(40));
         trace.items.reverse();
         assert_eq!(time_starved(&trace), SimDuration(40));
@@ -574,25 +570,7 @@ mod tests {
 
     #[test]
     fn the_online_time_starved_is_the_batch_one() {
-        let item = |item, queued: u64, started: Option<u64>| crate::trace::ItemRecord {
-            item,
-            group: 0,
-            thread: 0,
-            queued: SimTime(queued),
-            started: started.map_or(SimTime::MAX, SimTime),
-            finished: SimTime::MAX,
-        };
-        let mut trace = crate::pool::state::empty_trace();
-        trace.end = SimTime(100);
-        trace.items = vec![
-            item(0, 0, Some(10)),
-            item(1, 5, Some(5)),
-            item(2, 5, Some(20)),
-            item(3, 30, Some(40)),
-            item(4, 35, Some(38)),
-            item(5, 90, None),
-            item(6, 120, None),
-        ];
+        let trace = starved_trace();
         let mut spans = StarvedSpans::default();
         for i in &trace.items {
             spans.add(i.queued, i.started);

@@ -28,7 +28,7 @@
 //! ).unwrap();
 //! let policy = resolve_policy("net-classic").unwrap();
 //! let mut csv = Vec::new();
-//! let mut stream = RunStream::new(NullSink, 1, 10, Some(&mut csv), vec!["w".into()]).unwrap();
+//! let mut stream = RunStream::new(NullSink, 10, Some(&mut csv), vec!["w".into()]).unwrap();
 //! let run = simulate(&scenario, &policy, &mut stream, &SimOptions::default());
 //! assert!(run.trace.items.is_empty()); // not kept...
 //! let streamed = stream.finish(&run.trace);
@@ -63,13 +63,11 @@ pub struct RunStream<E: TraceSink, W: Write> {
 }
 
 impl<E: TraceSink, W: Write> RunStream<E, W> {
-    /// `groups`: how many groups the scenario has; `keep_first`: how many of
-    /// the first items to keep for a table; `csv`: where to write the
-    /// per-item CSV as the items go (its header is written now), with the
-    /// groups' names.
+    /// `group_names`: the scenario's groups, in order; `keep_first`: how
+    /// many of the first items to keep for a table; `csv`: where to write
+    /// the per-item CSV as the items go (its header is written now).
     pub fn new(
         events: E,
-        groups: usize,
         keep_first: usize,
         csv: Option<W>,
         group_names: Vec<String>,
@@ -77,7 +75,7 @@ impl<E: TraceSink, W: Write> RunStream<E, W> {
         Ok(RunStream {
             events,
             summary: SummaryBuilder::default(),
-            running: RunningAtInjections::new(groups),
+            running: RunningAtInjections::new(group_names.len()),
             first: Vec::new(),
             keep_first,
             csv: csv.map(|w| ItemsCsv::new(w, group_names)).transpose()?,

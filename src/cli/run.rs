@@ -319,13 +319,8 @@ fn run_streamed(
     window: Option<(SimTime, SimTime)>,
     options: &SimOptions,
 ) -> anyhow::Result<StreamedRun> {
-    let mut staged = Vec::new();
     let mut csv = match &args.trace {
-        Some(path) => {
-            let (s, w) = output::Staged::create(path)?;
-            staged.push(s);
-            Some(w)
-        }
+        Some(path) => Some(output::Staged::create(path)?),
         None => None,
     };
     let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
@@ -337,7 +332,7 @@ fn run_streamed(
         args.chrome.is_some(),
         groups.clone(),
     );
-    let mut stream = RunStream::new(detail, groups.len(), args.items, csv.as_mut(), groups)?;
+    let mut stream = RunStream::new(detail, args.items, csv.as_mut().map(|(_, w)| w), groups)?;
     if args.counters.is_some() {
         stream = stream.with_counters(scenario.machine.cores);
     }
@@ -345,8 +340,8 @@ fn run_streamed(
     result.trace.policy = shown.to_string();
     let streamed = stream.finish(&result.trace);
     streamed.csv?;
-    if let Some(w) = csv {
-        let s = staged.pop().expect("the CSV's staged file");
+    let mut staged = Vec::new();
+    if let Some((s, w)) = csv {
         staged.push(s.close(w)?);
     }
     let unfinished = streamed.summary.items - streamed.summary.finished;

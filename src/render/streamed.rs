@@ -76,12 +76,11 @@ impl<E: TraceSink> DetailSink<E> {
                 self.segment(t, s);
             }
         } else if let TraceEvent::QueueLength { queued } = *event {
-            self.queue.push(at, queued);
-            let mut points: Vec<QueuePoint> = Vec::new();
-            self.queue.drain(&mut |q| points.push(q));
-            for q in points {
-                self.queue_point(q);
-            }
+            // The series is taken out while its final points go on.
+            let mut series = std::mem::take(&mut self.queue);
+            series.push(at, queued);
+            series.drain(&mut |q| self.queue_point(q));
+            self.queue = series;
         }
     }
 
@@ -136,11 +135,8 @@ impl<E: TraceSink> DetailSink<E> {
         for (t, s) in segs {
             self.segment(t, s);
         }
-        let mut points = Vec::new();
-        self.queue.finish(&mut |q| points.push(q));
-        for q in points {
-            self.queue_point(q);
-        }
+        let mut series = std::mem::take(&mut self.queue);
+        series.finish(&mut |q| self.queue_point(q));
         let source = if self.saw_phase {
             SegmentSource::Phases
         } else {

@@ -20,7 +20,7 @@ fn kept_and_streamed(s: &Scenario, policy: &str, options: &SimOptions) {
     let kept = engine::simulate(s, &policy, &mut NullSink, options);
     let groups: Vec<String> = s.groups.iter().map(|g| g.name.clone()).collect();
     let mut csv = Vec::new();
-    let mut stream = RunStream::new(NullSink, groups.len(), 7, Some(&mut csv), groups).unwrap();
+    let mut stream = RunStream::new(NullSink, 7, Some(&mut csv), groups).unwrap();
     let run = engine::simulate(s, &policy, &mut stream, options);
     assert!(run.trace.items.is_empty(), "{}: items kept", s.name);
     assert_eq!(run.outcome, kept.outcome, "{}", s.name);
@@ -103,7 +103,7 @@ fn detail_streamed(s: &Scenario, policy: &str, hold: usize, options: &SimOptions
     let groups: Vec<String> = s.groups.iter().map(|g| g.name.clone()).collect();
     let detail =
         DetailSink::new(NullSink, true, None, true, groups.clone()).with_limits(1 << 20, hold);
-    let mut stream = RunStream::new(detail, groups.len(), 0, None::<Vec<u8>>, groups)
+    let mut stream = RunStream::new(detail, 0, None::<Vec<u8>>, groups)
         .unwrap()
         .with_counters(s.machine.cores);
     let run = engine::simulate(s, &policy, &mut stream, options);
