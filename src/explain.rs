@@ -72,8 +72,8 @@ use crate::policy::PolicyConfig;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    Decision, EventLog, GateOutcome, Phase, StarvationCheck, ThreadId, ThreadReason, ThrottleKind,
-    Trace, TraceEvent,
+    BlockingDelay, Decision, EventLog, GateOutcome, Phase, StarvationCheck, ThreadId, ThreadReason,
+    ThrottleKind, Trace, TraceEvent,
 };
 
 /// One decision in words.
@@ -552,13 +552,19 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                     None => {
                         let _ = write!(text, ", up to the no-delay cap {no_delay_cap}: at once");
                     }
-                    Some((needed, since)) => {
+                    Some(BlockingDelay::Running { needed, since }) => {
                         let _ = write!(
                             text,
-                            ", beyond the no-delay cap {no_delay_cap}: {} ms since the last increase {} delay {} ms",
+                            ", beyond the no-delay cap {no_delay_cap}: {} ms since the gate's delay started {} delay {} ms",
                             ms(*since),
                             if since >= needed { ">=" } else { "<" },
                             ms(*needed)
+                        );
+                    }
+                    Some(BlockingDelay::Starts) => {
+                        let _ = write!(
+                            text,
+                            ", beyond the no-delay cap {no_delay_cap}: no delay running, so none has elapsed: wait"
                         );
                     }
                 }
@@ -756,7 +762,7 @@ impl Tally {
             } => {
                 if new_goal > goal {
                     self.blocking_raises += 1;
-                    if let Some((needed, _)) = delay {
+                    if let Some(BlockingDelay::Running { needed, .. }) = delay {
                         self.blocking_delays.push(*needed);
                     }
                 }

@@ -190,6 +190,20 @@ pub enum ThrottleKind {
     Pair,
 }
 
+/// Beyond the no-delay cap, a cooperative-blocking increase waits for the
+/// gate thread's previous delay (`DelayHelper`) to elapse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BlockingDelay {
+    /// A delay of `needed` was running, started `since` ago.
+    Running {
+        needed: SimDuration,
+        since: SimDuration,
+    },
+    /// No delay was running (the goal had met its target): none has
+    /// elapsed, so this adjustment waits and starts one.
+    Starts,
+}
+
 /// A decision of the pool and the inputs it read ([`TraceEvent::Decision`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Decision {
@@ -260,9 +274,8 @@ pub enum Decision {
         no_delay_cap: u32,
         goal: u32,
         new_goal: u32,
-        /// Beyond the no-delay cap: the delay an increase needs since the
-        /// previous one, and the time since it.
-        delay: Option<(SimDuration, SimDuration)>,
+        /// Beyond the no-delay cap: the gate thread's blocking delay.
+        delay: Option<BlockingDelay>,
         /// When the next adjustment is due, if the goal is still short.
         next_in: Option<SimDuration>,
     },

@@ -504,6 +504,9 @@ struct World<'a, S: TraceSink> {
     /// The threads by state (shared with the native pool).
     tally: ThreadCounts,
     start_latency: SimDuration,
+    /// The first pool thread's start latency (drawn once a run), until it
+    /// is used.
+    first_start_latency: Option<SimDuration>,
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
@@ -610,6 +613,14 @@ impl<'a, S: TraceSink> World<'a, S> {
             main_calls: VecDeque::new(),
             tally: ThreadCounts::new(max_threads),
             start_latency: config.threads.start_latency,
+            first_start_latency: Some({
+                let spread = &config.threads.first_start_latency;
+                if spread.is_fixed() {
+                    spread.min()
+                } else {
+                    spread.draw(&mut rng::stream(scenario.seed, "first-thread-start"))
+                }
+            }),
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
@@ -1016,9 +1027,13 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
+        let latency = self
+            .first_start_latency
+            .take()
+            .unwrap_or(self.start_latency);
         self.schedule_in(
             Fifo::Ready,
-            self.now + self.start_latency,
+            self.now + latency,
             EventKind::ThreadReady(id, 0),
         );
         id

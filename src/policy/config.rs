@@ -154,6 +154,10 @@ pub struct ThreadsConfig {
     pub max: ThreadCount,
     /// From the pool deciding to create a thread to that thread's first dequeue.
     pub start_latency: SimDuration,
+    /// The same for the run's first pool thread, which also pays for the
+    /// pool's own start-up: measured, drawn once a run (stream
+    /// `first-thread-start`).
+    pub first_start_latency: Spread,
     /// From releasing an idle worker to its first dequeue.
     pub wake_latency: SimDuration,
     /// An idle worker exits after waiting this long for work.
@@ -181,7 +185,7 @@ pub struct ThreadsConfig {
 }
 
 /// When the gate thread's first tick comes after it starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FirstTick {
     /// A phase drawn from the run's seed in `[0, period)`: the gate thread
     /// may have been started long before the workload (seed 001, docs/reference.md#seed-001).
@@ -189,6 +193,10 @@ pub enum FirstTick {
     /// A fixed delay after the gate thread starts (native Linux 3.x: ~1000 ms,
     /// it first waits one period for an initial CPU reading; portable: 500 ms).
     After(SimDuration),
+    /// A delay drawn per run from measured quantiles (the gate's own
+    /// stream): start-up work the program does not control started the
+    /// gate a varying while before the program's first request.
+    Measured(Spread),
 }
 
 /// `[gate]`: the gate thread's starvation rule.
@@ -213,6 +221,12 @@ pub struct GateConfig {
     /// the program's first request, so the gate thread may already be
     /// running at an unknown phase. `None` = the same as `first_tick`.
     pub first_tick_tiered: Option<FirstTick>,
+    /// `first_tick_tiered` on a machine with one processor, where the
+    /// runtime delays tiering's work 10 times longer
+    /// (`TC_DelaySingleProcMultiplier`), so that the program's own first
+    /// request, not tiering, may start the gate. `None` = the same as
+    /// `first_tick_tiered`.
+    pub first_tick_tiered_one_core: Option<FirstTick>,
     /// Step of the `Environment.TickCount` the starvation test reads (the
     /// time of the last dequeue and of the tick): `None` = an exact clock.
     /// On Linux CoreCLR reads `CLOCK_MONOTONIC_COARSE`, which moves once a
@@ -322,8 +336,16 @@ pub enum TimerQueueChoice {
     /// `Task.Delay().Wait()` burst releases exactly the callbacks this
     /// grouping predicts).
     CreatingThread,
-    /// A queue drawn at random (seeded): the placement is not known.
+    /// A queue drawn at random (seeded) for each timer: the placement is
+    /// not known.
     Random,
+    /// The queue of the processor the creating thread runs on, drawn once
+    /// for each thread (seeded; stream `timer-queue`): the scheduler, not
+    /// the program, places a thread, and keeps it there (Linux wakes a
+    /// thread on its previous processor when that one is idle, and
+    /// `Thread.GetCurrentProcessorId` is cached per thread). Threads that
+    /// run side by side may share a processor's queue or not, run to run.
+    ThreadProcessor,
 }
 
 /// `[blocking]`: .NET 6+ cooperative blocking (`PortableThreadPool.Blocking.cs`).

@@ -79,16 +79,26 @@ pub struct GateThread {
 impl GateThread {
     pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
         let period = config.period.as_nanos().max(1);
-        let unforced = match config.first_tick_tiered {
+        let tiered = match (
+            &config.first_tick_tiered_one_core,
+            &config.first_tick_tiered,
+        ) {
+            (Some(one_core), _) if scenario.machine.cores == 1 => Some(one_core),
+            (_, tiered) => tiered.as_ref(),
+        };
+        let unforced = match tiered {
             Some(tiered) if scenario.pool.tiered_compilation => tiered,
-            _ => config.first_tick,
+            _ => &config.first_tick,
         };
         let first_tick = match (scenario.pool.gate_phase, unforced) {
             (Some(phase), _) => phase,
-            (None, FirstTick::After(d)) => d,
+            (None, FirstTick::After(d)) => *d,
             (None, FirstTick::Random) => {
                 let mut rng = rng::stream(scenario.seed, stream_name);
                 SimDuration(rng.random_range(0..period))
+            }
+            (None, FirstTick::Measured(spread)) => {
+                spread.draw(&mut rng::stream(scenario.seed, stream_name))
             }
         };
         let tick_count = config.tick_count.map(|step| {

@@ -47,7 +47,8 @@
 //! - **Gate thread.** Created on demand, it sleeps one period before its
 //!   first CPU reading and one period per check, so its first check comes two
 //!   periods (1000 ms) after its creation; the scenario's `pool.gate_phase_ms`
-//!   or a policy's `FirstTick::After` replaces that delay. `FirstTick::Random`
+//!   or a policy's `FirstTick::After` replaces that delay (a measured
+//!   `FirstTick::Measured` is drawn per run). `FirstTick::Random`
 //!   does not apply: the queueing that creates the 2.0 gate thread sets its
 //!   phase, not the seed. On a check, with work queued and workers < max:
 //!   when CPU utilisation since the last reading is below `cpu_busy_percent`
@@ -148,9 +149,12 @@ impl Net20 {
         let first_check = scenario
             .pool
             .gate_phase
-            .unwrap_or(match config.gate.first_tick {
-                FirstTick::After(d) => d,
+            .unwrap_or(match &config.gate.first_tick {
+                FirstTick::After(d) => *d,
                 FirstTick::Random => config.gate.period.saturating_mul(2),
+                FirstTick::Measured(spread) => {
+                    spread.draw(&mut crate::rng::stream(scenario.seed, "net20-gate"))
+                }
             });
         Net20 {
             base: PolicyBase::new(config, scenario),

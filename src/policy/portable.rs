@@ -38,7 +38,7 @@ use crate::policy::{
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
+use crate::trace::{BlockingDelay, Decision, GateOutcome, ThreadId, ThreadReason};
 
 /// Wake-up tag of a cooperative-blocking adjustment (`| generation << 8`).
 const BLOCKING_TAG: u64 = 2;
@@ -65,8 +65,9 @@ pub struct Portable {
     /// Invalidates a scheduled adjustment when a new one is scheduled.
     adjustment_generation: u64,
     adjustment_scheduled: bool,
-    /// When blocking last raised the goal.
-    last_increase: SimTime,
+    /// The gate thread's running blocking-adjustment delay (`DelayHelper`'s
+    /// previous delay: when it started, how long), if any.
+    delay: Option<(SimTime, SimDuration)>,
 }
 
 impl Portable {
@@ -85,7 +86,7 @@ impl Portable {
             pending: Pending::None,
             adjustment_generation: 0,
             adjustment_scheduled: false,
-            last_increase: SimTime::ZERO,
+            delay: None,
         }
     }
 
@@ -140,18 +141,56 @@ impl Portable {
             .min(cfg.max_delay)
     }
 
-    /// `PerformBlockingAdjustment` on the gate thread. Up to the no-delay
-    /// cap the goal jumps to the target at once; beyond it, each increase
-    /// waits `delay_after(goal)` since the previous one (measured on .NET 8,
-    /// 2 cores: threads at 28, 53, 104, 154, 230, 305, 406 ms).
-    fn perform_blocking_adjustment(&mut self, pool: &mut dyn PoolControl) {
-        let Some(cfg) = self.blocking.clone() else {
+    /// The gate thread woke for a blocking adjustment (`GateThreadStart`'s
+    /// first step, with `DelayHelper`): with nothing pending the running
+    /// delay is dropped; with a delay running, an adjustment that may wait
+    /// waits for it to elapse; otherwise `PerformBlockingAdjustment` runs,
+    /// told whether the previous delay elapsed (false when none was
+    /// running), and the delay it returns starts now.
+    fn blocking_wake(&mut self, pool: &mut dyn PoolControl) {
+        if self.pending == Pending::None {
+            self.delay = None;
             return;
-        };
+        }
+        let now = pool.now();
+        let elapsed = self
+            .delay
+            .map(|(start, d)| (now.since(start) >= d, now.since(start)));
+        if self.pending == Pending::WithDelayIfNecessary
+            && let Some((false, since)) = elapsed
+            && let Some((_, d)) = self.delay
+        {
+            // Not yet: sleep the rest of the delay.
+            self.schedule_adjustment(pool, SimDuration(d.0.saturating_sub(since.0)));
+            return;
+        }
+        let next = self.perform_blocking_adjustment(pool, elapsed.map(|(_, since)| since));
+        self.delay = next.map(|d| (now, d));
+        if let Some(d) = next {
+            self.schedule_adjustment(pool, d);
+        }
+    }
+
+    /// `PerformBlockingAdjustment(previousDelayElapsed)` on the gate thread
+    /// (`since_delay`: the time since the running delay started, `None`
+    /// when none was running: the previous delay has not elapsed). Up to
+    /// the no-delay cap the goal jumps to the target at once; beyond it,
+    /// the goal grows by one only when the previous delay has elapsed, so
+    /// the first increase past the cap waits one delay too (measured on
+    /// .NET 8, 2 cores: threads at 28, 53, 104, 154, 230, 305, 406 ms; a
+    /// thread blocking past the cap after the goal had met its target is
+    /// added ~25-33 ms later). Returns the delay before the next
+    /// adjustment, if the goal is still short of the target.
+    fn perform_blocking_adjustment(
+        &mut self,
+        pool: &mut dyn PoolControl,
+        since_delay: Option<SimDuration>,
+    ) -> Option<SimDuration> {
+        let cfg = self.blocking.clone()?;
         self.pending = Pending::None;
         let target = self.target();
         if self.goal == target {
-            return;
+            return None;
         }
         if self.goal > target {
             let drop = (self.goal - target).min(self.added_by_blocking);
@@ -173,31 +212,23 @@ impl Portable {
                     .climber
                     .force_change(self.goal, Transition::CooperativeBlocking);
             }
-            return;
+            return None;
         }
-        let now = pool.now();
         let no_delay_cap = self.no_delay_cap(&cfg);
         let existing = pool.counts().existing;
         let ceiling = no_delay_cap.max(existing.min(self.base.max));
         let old_goal = self.goal;
-        let since_increase = now.since(self.last_increase);
-        let delay = self.delay_after(&cfg, self.goal, no_delay_cap);
+        let running = self.delay.map(|(_, d)| d);
         let (new_goal, delayed) = if self.goal < target.min(ceiling) {
             (target.min(ceiling), false)
-        } else if since_increase >= delay {
+        } else if let (Some(needed), Some(since)) = (running, since_delay)
+            && since >= needed
+        {
             (self.goal + 1, true)
         } else {
             (self.goal, true)
         };
-        // When the next adjustment is due, computed as below after the move.
-        let next_in = (new_goal < target).then(|| {
-            let last = if new_goal > old_goal {
-                now
-            } else {
-                self.last_increase
-            };
-            (last + self.delay_after(&cfg, new_goal, no_delay_cap)).since(now)
-        });
+        let next = (new_goal < target).then(|| self.delay_after(&cfg, new_goal, no_delay_cap));
         pool.decision(Decision::CooperativeBlocking {
             blocked: self.blocked,
             min: self.base.min,
@@ -205,11 +236,13 @@ impl Portable {
             no_delay_cap,
             goal: old_goal,
             new_goal,
-            delay: delayed.then_some((delay, since_increase)),
-            next_in,
+            delay: delayed.then_some(match (running, since_delay) {
+                (Some(needed), Some(since)) => BlockingDelay::Running { needed, since },
+                _ => BlockingDelay::Starts,
+            }),
+            next_in: next,
         });
         if new_goal > old_goal {
-            self.last_increase = now;
             self.added_by_blocking += new_goal - old_goal;
             self.set_goal(pool, new_goal, "cooperative-blocking");
             self.hill_climbing
@@ -222,10 +255,8 @@ impl Portable {
         }
         if self.goal < target {
             self.pending = Pending::WithDelayIfNecessary;
-            let due = self.last_increase + self.delay_after(&cfg, self.goal, no_delay_cap);
-            let wait = due.since(now);
-            self.schedule_adjustment(pool, wait);
         }
+        next
     }
 }
 
@@ -326,12 +357,17 @@ impl Policy for Portable {
         if tag & 0xff == BLOCKING_TAG {
             if tag >> 8 == self.adjustment_generation && self.adjustment_scheduled {
                 self.adjustment_scheduled = false;
-                self.perform_blocking_adjustment(pool);
+                self.blocking_wake(pool);
             }
             return;
         }
         if !self.gate.is_tick(tag) {
             return;
+        }
+        // Every gate wake starts with the blocking step: nothing pending
+        // drops the running delay.
+        if self.pending == Pending::None {
+            self.delay = None;
         }
         let counts = pool.counts();
         let busy = counts.pending_requests > 0 || self.pending != Pending::None;

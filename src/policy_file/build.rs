@@ -14,8 +14,8 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::raw::{
-    NumberOrList, NumberOrText, RawBlocking, RawDispatch, RawGate, RawHillClimbing, RawLibrary,
-    RawMono, RawNet20, RawPolicy, RawThreads, RawThrottle, RawTimers,
+    FirstTickValue, NumberOrList, NumberOrText, RawBlocking, RawDispatch, RawGate, RawHillClimbing,
+    RawLibrary, RawMono, RawNet20, RawPolicy, RawThreads, RawThrottle, RawTimers,
 };
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
@@ -64,6 +64,7 @@ const TIMER_DISPATCHES: &[(&str, TimerDispatch)] = &[
 
 const TIMER_QUEUE_CHOICES: &[(&str, TimerQueueChoice)] = &[
     ("creating-thread", TimerQueueChoice::CreatingThread),
+    ("thread-processor", TimerQueueChoice::ThreadProcessor),
     ("random", TimerQueueChoice::Random),
 ];
 
@@ -220,14 +221,17 @@ fn thread_count(v: &NumberOrText) -> Result<ThreadCount, Problem> {
     }
 }
 
-fn first_tick(v: &NumberOrText) -> Result<FirstTick, Problem> {
+fn first_tick(v: &FirstTickValue) -> Result<FirstTick, Problem> {
     match v {
-        NumberOrText::Number(n) => n.duration(TimeUnit::Ms, false).map(FirstTick::After),
-        NumberOrText::Text(s) if s.trim().eq_ignore_ascii_case("random") => Ok(FirstTick::Random),
-        NumberOrText::Text(s) => Err(Problem::new(format!(
-            "expected a number of ms or \"random\", found \"{s}\""
+        FirstTickValue::Number(n) => n.duration(TimeUnit::Ms, false).map(FirstTick::After),
+        FirstTickValue::Text(s) if s.trim().eq_ignore_ascii_case("random") => Ok(FirstTick::Random),
+        FirstTickValue::Text(s) => Err(Problem::new(format!(
+            "expected a number of ms, \"random\" or a list of quantiles, found \"{s}\""
         ))
-        .help("\"random\" draws the gate's phase from the run's seed; a number is the delay of its first tick after it starts")),
+        .help("\"random\" draws the gate's phase from the run's seed; a number is the delay of its first tick after it starts; a list gives that delay's measured quantiles")),
+        FirstTickValue::List(values) => {
+            spread(TimeUnit::Ms)(&NumberOrList::List(values.clone())).map(FirstTick::Measured)
+        }
     }
 }
 
@@ -651,6 +655,14 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
         start_latency: t
             .get(r, "start_ms", &t.raw.start_ms, ms(false))
             .unwrap_or_default(),
+        first_start_latency: t
+            .get(
+                r,
+                "first_start_ms",
+                &t.raw.first_start_ms,
+                spread(TimeUnit::Ms),
+            )
+            .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
         wake_latency: t
             .get(r, "wake_us", &t.raw.wake_us, |n| {
                 n.duration(TimeUnit::Us, false)
@@ -748,6 +760,12 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
             r,
             "first_tick_tiered_ms",
             &g.raw.first_tick_tiered_ms,
+            first_tick,
+        ),
+        first_tick_tiered_one_core: g.get(
+            r,
+            "first_tick_tiered_one_core_ms",
+            &g.raw.first_tick_tiered_one_core_ms,
             first_tick,
         ),
         tick_count: g
@@ -1074,16 +1092,31 @@ mod tests {
     }
 
     #[test]
-    fn first_tick_is_a_duration_or_random() {
-        let t = |s: &str| first_tick(&NumberOrText::Text(s.to_string()));
+    fn first_tick_is_a_duration_random_or_measured_quantiles() {
+        let t = |s: &str| first_tick(&FirstTickValue::Text(s.to_string()));
         assert_eq!(t("random"), Ok(FirstTick::Random));
         assert_eq!(t(" Random "), Ok(FirstTick::Random));
         assert!(t("soon").unwrap_err().message.contains("\"random\""));
         assert_eq!(
-            first_tick(&NumberOrText::Number(Number::Float(0.5))),
+            first_tick(&FirstTickValue::Number(Number::Float(0.5))),
             Ok(FirstTick::After(SimDuration::from_us(500)))
         );
-        assert!(first_tick(&NumberOrText::Number(Number::Integer(-1))).is_err());
+        assert!(first_tick(&FirstTickValue::Number(Number::Integer(-1))).is_err());
+        let list = |v: &[i64]| {
+            first_tick(&FirstTickValue::List(
+                v.iter().map(|&n| Number::Integer(n)).collect(),
+            ))
+        };
+        assert_eq!(
+            list(&[800, 850, 900]),
+            Ok(FirstTick::Measured(Spread::from_quantiles(vec![
+                SimDuration::from_ms(800),
+                SimDuration::from_ms(850),
+                SimDuration::from_ms(900),
+            ])))
+        );
+        assert!(list(&[900, 800]).unwrap_err().message.contains("decrease"));
+        assert!(list(&[900]).is_err());
     }
 
     #[test]
@@ -1105,16 +1138,23 @@ mod tests {
     }
 
     #[test]
-    fn linux_policies_put_a_timer_on_its_creators_queue() {
+    fn linux_policies_draw_a_timers_queue_and_name_the_choices() {
         for name in ["coreclr3-linux.toml", "net8.toml"] {
             let p = parse_policy(builtin_text(name), name).unwrap();
             assert_eq!(
                 p.timers.queue_of,
-                TimerQueueChoice::CreatingThread,
+                TimerQueueChoice::ThreadProcessor,
                 "{name}"
             );
+            let text = builtin_text(name).replace(
+                "queue_of = \"thread-processor\"",
+                "queue_of = \"creating-thread\"",
+            );
+            let p = parse_policy(&text, name).unwrap();
+            assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread);
         }
-        let text = builtin_text("net8.toml").replace("\"creating-thread\"", "\"by-cpu\"");
+        let text = builtin_text("net8.toml")
+            .replace("queue_of = \"thread-processor\"", "queue_of = \"by-cpu\"");
         let e = parse_policy(&text, "p.toml").unwrap_err();
         assert_eq!(e.path(), Some("timers.queue_of"));
         assert!(e.to_string().contains("creating-thread"), "{e}");

@@ -47,6 +47,7 @@ pub(super) struct RawThreads {
     pub min: Option<Spanned<NumberOrText>>,
     pub max: Option<Spanned<NumberOrText>>,
     pub start_ms: Option<Spanned<Number>>,
+    pub first_start_ms: Option<Spanned<NumberOrList>>,
     pub wake_us: Option<Spanned<Number>>,
     pub idle_timeout_ms: Option<Spanned<Number>>,
     pub dedicated_start_ms: Option<Spanned<Number>>,
@@ -64,8 +65,9 @@ pub(super) struct RawGate {
     pub starvation_delay_ms: Option<Spanned<Number>>,
     pub busy_delay_per_thread_ms: Option<Spanned<Number>>,
     pub comparison: Option<Spanned<String>>,
-    pub first_tick_ms: Option<Spanned<NumberOrText>>,
-    pub first_tick_tiered_ms: Option<Spanned<NumberOrText>>,
+    pub first_tick_ms: Option<Spanned<FirstTickValue>>,
+    pub first_tick_tiered_ms: Option<Spanned<FirstTickValue>>,
+    pub first_tick_tiered_one_core_ms: Option<Spanned<FirstTickValue>>,
     pub tick_count_ms: Option<Spanned<NumberOrText>>,
     pub drift_ms: Option<Spanned<NumberOrList>>,
     pub idle_ticks_before_stop: Option<Spanned<Number>>,
@@ -143,7 +145,7 @@ pub(super) struct RawThrottle {
 }
 
 /// A value that is a number or a word: `min`/`max`/`queues`/`limit`
-/// (`"cores"`, `"K*cores"`) and `first_tick_ms` (`"random"`).
+/// (`"cores"`, `"K*cores"`) and `tick_count_ms` (`"exact"`).
 #[derive(Debug)]
 pub(super) enum NumberOrText {
     Number(Number),
@@ -175,6 +177,54 @@ impl<'de> Deserialize<'de> for NumberOrText {
             }
         }
         deserializer.deserialize_any(NumberOrTextVisitor)
+    }
+}
+
+/// The gate's first tick (`first_tick_ms`, `first_tick_tiered_ms`,
+/// `first_tick_tiered_one_core_ms`): a number of ms, `"random"`, or a list
+/// of measured quantiles.
+#[derive(Debug)]
+pub(super) enum FirstTickValue {
+    Number(Number),
+    Text(String),
+    List(Vec<Number>),
+}
+
+impl<'de> Deserialize<'de> for FirstTickValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<FirstTickValue, D::Error> {
+        struct FirstTickVisitor;
+        impl<'de> Visitor<'de> for FirstTickVisitor {
+            type Value = FirstTickValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of ms, \"random\" or a list of quantiles")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<FirstTickValue, E> {
+                Ok(FirstTickValue::Number(Number::Integer(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<FirstTickValue, E> {
+                Ok(FirstTickValue::Number(match i64::try_from(v) {
+                    Ok(i) => Number::Integer(i),
+                    Err(_) => Number::Float(v as f64),
+                }))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<FirstTickValue, E> {
+                Ok(FirstTickValue::Number(Number::Float(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FirstTickValue, E> {
+                Ok(FirstTickValue::Text(v.to_string()))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<FirstTickValue, A::Error> {
+                let mut values = Vec::new();
+                while let Some(n) = seq.next_element::<Number>()? {
+                    values.push(n);
+                }
+                Ok(FirstTickValue::List(values))
+            }
+        }
+        deserializer.deserialize_any(FirstTickVisitor)
     }
 }
 

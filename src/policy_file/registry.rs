@@ -152,11 +152,23 @@ mod tests {
         // Measured on Linux: the gate's ticks drift, sleeps return late.
         assert!(!p.gate.drift.is_fixed());
         assert!(!p.threads.sleep_overshoot.is_fixed());
-        // Measured here: a run's CPU rate against the harness's calibration.
+        // Measured here: a run's CPU rate against the harness's calibration,
+        // the first pool thread's start, and (tiered compilation on) the
+        // gate's first tick, one processor or more.
         assert!(!p.threads.cpu_second.is_fixed());
+        assert!(!p.threads.first_start_latency.is_fixed());
+        assert!(matches!(
+            p.gate.first_tick_tiered,
+            Some(FirstTick::Measured(_))
+        ));
+        assert!(matches!(
+            p.gate.first_tick_tiered_one_core,
+            Some(FirstTick::Measured(_))
+        ));
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
-        // Measured on Linux: a timer joins its creating thread's queue.
-        assert_eq!(p.timers.queue_of, TimerQueueChoice::CreatingThread);
+        // On Linux the scheduler places the timer's creator: each thread's
+        // processor is drawn.
+        assert_eq!(p.timers.queue_of, TimerQueueChoice::ThreadProcessor);
         // Everything else is net-classic's.
         let same = PolicyConfig {
             name: classic.name.clone(),
@@ -164,6 +176,7 @@ mod tests {
             description: classic.description.clone(),
             threads: ThreadsConfig {
                 start_latency: classic.threads.start_latency,
+                first_start_latency: classic.threads.first_start_latency.clone(),
                 sleep_overshoot: classic.threads.sleep_overshoot.clone(),
                 cpu_second: classic.threads.cpu_second.clone(),
                 ..p.threads.clone()
@@ -233,6 +246,7 @@ mod tests {
                 ..q.gate.clone()
             },
             threads: ThreadsConfig {
+                first_start_latency: p.threads.first_start_latency.clone(),
                 sleep_overshoot: p.threads.sleep_overshoot.clone(),
                 cpu_second: p.threads.cpu_second.clone(),
                 ..q.threads.clone()

@@ -248,6 +248,9 @@ pub(crate) struct PoolState<W, A> {
     timer_queues: Vec<TimerQueue>,
     timer_queue_of: TimerQueueChoice,
     timer_pick: ChaCha8Rng,
+    /// Each thread's processor, drawn when it first creates a timer
+    /// (`TimerQueueChoice::ThreadProcessor`).
+    thread_processor: Vec<u32>,
     timers: Vec<A>,
 }
 
@@ -286,6 +289,7 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
                 .collect(),
             timer_queue_of: config.timers.queue_of,
             timer_pick: rng::stream(seed, "timer-queue"),
+            thread_processor: Vec::new(),
             timers: Vec::new(),
         }
     }
@@ -447,7 +451,8 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
 
     /// Adds a timer created by thread `by`: it joins the queue of the
     /// processor `by` runs on (`TimerQueue.Instances[GetCurrentProcessorNumber()
-    /// % count]`) or a random one, per `timers.queue_of`. Returns the queue
+    /// % count]`: thread index mod count, or a processor drawn once for the
+    /// thread) or a random one, per `timers.queue_of`. Returns the queue
     /// when the timer thread must be re-armed for it.
     fn add_timer(&mut self, due: SimTime, action: A, by: ThreadId) -> Option<u32> {
         let id = self.timers.len() as u32;
@@ -457,6 +462,14 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
             _ if n <= 1 => 0,
             TimerQueueChoice::CreatingThread => by as usize % n,
             TimerQueueChoice::Random => self.timer_pick.random_range(0..n),
+            TimerQueueChoice::ThreadProcessor => {
+                let t = by as usize;
+                while self.thread_processor.len() <= t {
+                    let p = self.timer_pick.random_range(0..n) as u32;
+                    self.thread_processor.push(p);
+                }
+                self.thread_processor[t] as usize
+            }
         };
         let queue = &mut self.timer_queues[q];
         let earliest = queue.heap.peek().map(|Reverse((at, _))| *at);

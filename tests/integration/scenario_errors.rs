@@ -860,7 +860,7 @@ fn policy_with_a_bad_new_constant() {
             "first_tick_ms = \"random\"",
             "first_tick_ms = \"soon\"",
             "gate.first_tick_ms",
-            &["a number of ms or \"random\"", "\"soon\""],
+            &["a number of ms, \"random\" or a list", "\"soon\""],
         ),
         (
             "net-classic.toml",

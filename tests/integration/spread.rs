@@ -165,26 +165,32 @@ fn sleeps_and_timers_end_as_measured_on_linux_and_exactly_elsewhere() {
         let mono = offsets("mono", "await_ms", seed);
         assert!(mono.iter().all(|&o| (0.06..=2.0).contains(&o)), "{mono:?}");
     }
-    // Over seeds the timers end both early and late on CoreCLR's grid.
+    // Over seeds the timers end both early (due on CoreCLR's 4 ms grid, up
+    // to a step before `d`) and late (never early by more than a step; late
+    // by the timer thread's wake-up overshoot, more than a released
+    // waiter's 20 us).
     let all: Vec<f64> = (1..=5)
         .flat_map(|seed| offsets("coreclr3-linux", "await_ms", seed))
         .collect();
     assert!(
-        all.iter().any(|&o| o < -0.5) && all.iter().any(|&o| o > 0.5),
+        all.iter().any(|&o| o < -0.5) && all.iter().any(|&o| o > 0.05),
         "{all:?}"
     );
+    assert!(all.iter().all(|&o| o > -4.0), "{all:?}");
 }
 
 #[test]
 fn a_chart_of_one_run_says_which_outcome_it_shows() {
-    // One core, .NET Core 3.1's model: the tiered-compilation phase gives
-    // several outcomes over 50 seeds; the chart is the run of seed 8.
+    // Ten Sleep(1000)s on two cores, .NET Core 3.1's model: the gate's
+    // phase (tiered compilation), the TickCount grid and the sleeps'
+    // overshoot give several outcomes over 50 seeds; the chart is the run
+    // of seed 8.
     let dir = std::env::temp_dir().join(format!("poolsim-outcome-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("one.svg");
     let out = poolsim(&[
         "run",
-        "scenarios/validation/one-core.toml",
+        "scenarios/validation/round/sleep-burst.toml",
         "--policy",
         "coreclr3-linux",
         "--seed",
@@ -219,6 +225,21 @@ fn a_chart_of_one_run_says_which_outcome_it_shows() {
         chart.contains(&format!("seed 8: outcome {k} of {outcomes} (")),
         "the chart's title names outcome {k} of {outcomes}"
     );
+    assert!(
+        chart.contains("2 cores"),
+        "the chart's title names the machine"
+    );
+    let one = dir.join("one-core.svg");
+    let out = poolsim(&[
+        "run",
+        "scenarios/validation/one-core.toml",
+        "--items",
+        "0",
+        "--svg",
+        one.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let chart = std::fs::read_to_string(&one).unwrap();
     assert!(
         chart.contains("1 core ") || chart.contains("1 core<"),
         "one core, not '1 cores'"
