@@ -504,9 +504,12 @@ struct World<'a, S: TraceSink> {
     /// The threads by state (shared with the native pool).
     tally: ThreadCounts,
     start_latency: SimDuration,
-    /// The first pool thread's start latency (drawn once a run), until it
-    /// is used.
+    /// The pool's start-up latency (drawn once a run): the first pool
+    /// thread is ready this long after it is created, until it is used.
     first_start_latency: Option<SimDuration>,
+    /// When the pool's start-up ends (its first thread is ready): a thread
+    /// created before then is not ready before it either.
+    pool_ready_at: SimTime,
     wake_latency: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
@@ -621,6 +624,7 @@ impl<'a, S: TraceSink> World<'a, S> {
                     spread.draw(&mut rng::stream(scenario.seed, "first-thread-start"))
                 }
             }),
+            pool_ready_at: SimTime::ZERO,
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
@@ -1027,15 +1031,14 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.tally.starting += 1;
         self.phase(id, Phase::Starting, None);
         self.sample_counts();
-        let latency = self
-            .first_start_latency
-            .take()
-            .unwrap_or(self.start_latency);
-        self.schedule_in(
-            Fifo::Ready,
-            self.now + latency,
-            EventKind::ThreadReady(id, 0),
-        );
+        let ready = match self.first_start_latency.take() {
+            Some(start_up) => {
+                self.pool_ready_at = self.now + start_up;
+                self.pool_ready_at
+            }
+            None => (self.now + self.start_latency).max(self.pool_ready_at),
+        };
+        self.schedule_in(Fifo::Ready, ready, EventKind::ThreadReady(id, 0));
         id
     }
 

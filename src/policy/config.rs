@@ -156,7 +156,8 @@ pub struct ThreadsConfig {
     pub start_latency: SimDuration,
     /// The same for the run's first pool thread, which also pays for the
     /// pool's own start-up: measured, drawn once a run (stream
-    /// `first-thread-start`).
+    /// `first-thread-start`). Threads created before it is ready are not
+    /// ready before it either.
     pub first_start_latency: Spread,
     /// From releasing an idle worker to its first dequeue.
     pub wake_latency: SimDuration,

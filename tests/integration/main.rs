@@ -25,6 +25,7 @@ mod seed_001;
 mod shapes;
 mod spread;
 mod standalone;
+mod startup;
 mod streaming;
 mod sweep;
 mod validation;

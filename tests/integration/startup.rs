@@ -1,0 +1,118 @@
+//! The runtime's start-up as the program meets it (issue 12): with tiered
+//! compilation on, .NET Core 3.1's gate thread is already ticking at the
+//! program's first request on two cores or more, and is started by that
+//! request on one processor (`TC_DelaySingleProcMultiplier`); the run's
+//! first pool thread starts slower than later ones; and .NET 6+'s
+//! cooperative blocking makes the first thread past the no-delay cap wait
+//! one delay (`DelayHelper`).
+
+use poolsim::engine::{self, SimOptions};
+use poolsim::policy_file::resolve_policy;
+use poolsim::scenario::load::parse_scenario;
+use poolsim::trace::{NullSink, ThreadReason};
+
+/// The first starvation injection's time (ms) of `count` × Sleep(3000) at
+/// t = 0 on `cores` under `policy`, seed `seed`.
+fn first_injection_ms(policy: &str, cores: u32, tiered: bool, seed: u64) -> f64 {
+    let text = format!(
+        "seed = {seed}\n[machine]\ncores = {cores}\n[pool]\npolicy = \"{policy}\"\n\
+         tiered_compilation = {tiered}\n[[group]]\nname = \"g\"\ncount = 8\n\
+         body = [ {{ sleep_ms = 3000 }} ]\n"
+    );
+    let s = parse_scenario(&text, "t.toml").unwrap();
+    let p = resolve_policy(policy).unwrap();
+    let r = engine::simulate(&s, &p, &mut NullSink, &SimOptions::default());
+    r.trace
+        .threads
+        .iter()
+        .find(|t| t.reason == ThreadReason::Starvation)
+        .expect("a starvation injection")
+        .created
+        .as_ms_f64()
+}
+
+#[test]
+fn coreclr3s_gate_phase_with_tiered_compilation_is_the_measured_one() {
+    for seed in 1..=20 {
+        // Two cores: the gate started before the program (782-881 ms).
+        let two = first_injection_ms("coreclr3-linux", 2, true, seed);
+        assert!((782.0..=881.0).contains(&two), "seed {seed}: {two}");
+        // One processor: the program's request starts it (1003.6-1005.4 ms).
+        let one = first_injection_ms("coreclr3-linux", 1, true, seed);
+        assert!((1003.6..=1005.4).contains(&one), "seed {seed}: {one}");
+        // Tiered compilation off: one period for the CPU reading and one more.
+        let off = first_injection_ms("coreclr3-linux", 2, false, seed);
+        assert!((1000.0..1000.5).contains(&off), "seed {seed}: {off}");
+    }
+    // The phase varies run to run on two cores, not on one.
+    let twos: Vec<f64> = (1..=20)
+        .map(|s| first_injection_ms("coreclr3-linux", 2, true, s))
+        .collect();
+    let spread = twos.iter().cloned().fold(f64::MIN, f64::max)
+        - twos.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 20.0, "{twos:?}");
+}
+
+#[test]
+fn the_pools_first_threads_wait_for_its_start_up_as_measured() {
+    let starts = |seed: u64| -> (f64, f64) {
+        let text = format!(
+            "seed = {seed}\n[machine]\ncores = 2\n[pool]\npolicy = \"coreclr3-linux\"\n\
+             [[group]]\nname = \"g\"\ncount = 2\nbody = [ {{ sleep_ms = 100 }} ]\n"
+        );
+        let s = parse_scenario(&text, "t.toml").unwrap();
+        let p = resolve_policy("coreclr3-linux").unwrap();
+        let r = engine::simulate(&s, &p, &mut NullSink, &SimOptions::default());
+        let i = &r.trace.items;
+        (
+            i[0].started.as_ms_f64() - i[0].queued.as_ms_f64(),
+            i[1].started.as_ms_f64() - i[1].queued.as_ms_f64(),
+        )
+    };
+    let firsts: Vec<f64> = (1..=30).map(|s| starts(s).0).collect();
+    // The measured quantiles run from 1.05 to 5.21 ms.
+    assert!(
+        firsts.iter().all(|&f| (1.05..=5.21).contains(&f)),
+        "{firsts:?}"
+    );
+    assert!(firsts.iter().any(|&f| f < 2.0) && firsts.iter().any(|&f| f > 2.5));
+    // The second thread, created at once, is not ready before the first:
+    // both items start when the pool's start-up ends.
+    for s in 1..=5 {
+        let (a, b) = starts(s);
+        assert!((a - b).abs() < 1e-6, "{a} {b}");
+    }
+}
+
+/// The times (ms) at which cooperative blocking created threads.
+fn blocking_threads(text: &str) -> Vec<f64> {
+    let s = parse_scenario(text, "t.toml").unwrap();
+    let p = resolve_policy("net8").unwrap();
+    let r = engine::simulate(&s, &p, &mut NullSink, &SimOptions::default());
+    r.trace
+        .threads
+        .iter()
+        .filter(|t| t.reason == ThreadReason::CooperativeBlocking)
+        .map(|t| t.created.as_ms_f64())
+        .collect()
+}
+
+#[test]
+fn cooperative_blocking_past_the_cap_waits_one_delay_even_after_a_quiet_spell() {
+    // .NET 8 on 2 cores: min 2, no-delay cap 4. Two waiters block at t = 0
+    // (the goal jumps to 4 at once); 300 ms later, with no delay running,
+    // three more arrive: the third blocked one takes the goal past the cap,
+    // and PerformBlockingAdjustment(previousDelayElapsed = false) waits one
+    // delay step (25 ms) before adding a thread, then 25 ms per step.
+    let text = "seed = 1\n[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+                [[group]]\nname = \"a\"\ncount = 2\nbody = [ { wait_ms = 2000 } ]\n\
+                [[group]]\nname = \"b\"\ncount = 3\narrival = { at_ms = 300 }\n\
+                body = [ { wait_ms = 2000 } ]\n";
+    let late: Vec<f64> = blocking_threads(text)
+        .into_iter()
+        .filter(|&t| t >= 300.0)
+        .collect();
+    assert_eq!(late.len(), 2, "{late:?}");
+    assert!((late[0] - 325.0).abs() < 1.0, "not at once: {late:?}");
+    assert!((late[1] - 350.0).abs() < 1.0, "{late:?}");
+}
