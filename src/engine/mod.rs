@@ -503,7 +503,9 @@ struct World<'a, S: TraceSink> {
     main_calls: VecDeque<u32>,
     /// The threads by state (shared with the native pool).
     tally: ThreadCounts,
-    start_latency: SimDuration,
+    start_latency: crate::policy::config::Spread,
+    /// The stream of the pool threads' start latencies, when they vary.
+    start_rng: Option<ChaCha8Rng>,
     /// The pool's start-up latency (drawn once a run): the first pool
     /// thread is ready this long after it is created, until it is used.
     first_start_latency: Option<SimDuration>,
@@ -615,7 +617,9 @@ impl<'a, S: TraceSink> World<'a, S> {
             main_thread: None,
             main_calls: VecDeque::new(),
             tally: ThreadCounts::new(max_threads),
-            start_latency: config.threads.start_latency,
+            start_latency: config.threads.start_latency.clone(),
+            start_rng: (!config.threads.start_latency.is_fixed())
+                .then(|| rng::stream(scenario.seed, "thread-start")),
             first_start_latency: Some({
                 let spread = &config.threads.first_start_latency;
                 if spread.is_fixed() {
@@ -1036,10 +1040,19 @@ impl<'a, S: TraceSink> World<'a, S> {
                 self.pool_ready_at = self.now + start_up;
                 self.pool_ready_at
             }
-            None => (self.now + self.start_latency).max(self.pool_ready_at),
+            None => (self.now + self.thread_start_latency()).max(self.pool_ready_at),
         };
         self.schedule_in(Fifo::Ready, ready, EventKind::ThreadReady(id, 0));
         id
+    }
+
+    /// A new pool thread's start latency: drawn from the `thread-start`
+    /// stream when the policy measured it as a distribution.
+    fn thread_start_latency(&mut self) -> SimDuration {
+        match self.start_rng.as_mut() {
+            Some(rng) => self.start_latency.draw(rng),
+            None => self.start_latency.min(),
+        }
     }
 
     /// A dedicated thread (`new Thread`) that runs `frame` and exits.
@@ -1449,7 +1462,7 @@ impl<S: TraceSink> Engine<'_, S> {
             let latency = if submit == Submit::NewThread {
                 self.world.dedicated_latency
             } else {
-                self.world.start_latency
+                self.world.thread_start_latency()
             };
             self.world
                 .create_dedicated_thread(Frame::Item(item), latency);

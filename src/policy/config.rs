@@ -152,8 +152,10 @@ pub struct ThreadsConfig {
     pub min: ThreadCount,
     /// Default maximum.
     pub max: ThreadCount,
-    /// From the pool deciding to create a thread to that thread's first dequeue.
-    pub start_latency: SimDuration,
+    /// From the pool deciding to create a thread to that thread's first
+    /// dequeue: one value, or measured quantiles drawn per thread (stream
+    /// `thread-start`).
+    pub start_latency: Spread,
     /// The same for the run's first pool thread, which also pays for the
     /// pool's own start-up: measured, drawn once a run (stream
     /// `first-thread-start`). Threads created before it is ready are not

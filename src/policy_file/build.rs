@@ -653,8 +653,8 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
         min: min.unwrap_or(ThreadCount::Fixed(1)),
         max: max.unwrap_or(ThreadCount::Fixed(1)),
         start_latency: t
-            .get(r, "start_ms", &t.raw.start_ms, ms(false))
-            .unwrap_or_default(),
+            .get(r, "start_ms", &t.raw.start_ms, spread(TimeUnit::Ms))
+            .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
         first_start_latency: t
             .get(
                 r,

@@ -46,7 +46,7 @@ pub(super) struct RawLibrary {
 pub(super) struct RawThreads {
     pub min: Option<Spanned<NumberOrText>>,
     pub max: Option<Spanned<NumberOrText>>,
-    pub start_ms: Option<Spanned<Number>>,
+    pub start_ms: Option<Spanned<NumberOrList>>,
     pub first_start_ms: Option<Spanned<NumberOrList>>,
     pub wake_us: Option<Spanned<Number>>,
     pub idle_timeout_ms: Option<Spanned<Number>>,

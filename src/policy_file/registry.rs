@@ -111,7 +111,10 @@ mod tests {
         assert_eq!(p.model, ModelKind::Classic);
         assert_eq!(p.threads.min, ThreadCount::PerCore(1));
         assert_eq!(p.threads.max, ThreadCount::Fixed(32767));
-        assert_eq!(p.threads.start_latency, SimDuration::from_us(200));
+        assert_eq!(
+            p.threads.start_latency,
+            Spread::fixed(SimDuration::from_us(200))
+        );
         assert_eq!(p.threads.wake_latency, SimDuration::from_us(20));
         assert_eq!(p.threads.idle_timeout, SimDuration::from_ms(20_000));
         assert_eq!(p.threads.dedicated_start_latency, SimDuration::from_ms(4));
@@ -144,7 +147,10 @@ mod tests {
         let classic = builtin("net-classic");
         let p = builtin("coreclr3");
         assert_eq!(p.name, "coreclr3-linux");
-        assert_eq!(p.threads.start_latency, SimDuration::from_us(500));
+        assert_eq!(
+            p.threads.start_latency,
+            Spread::fixed(SimDuration::from_us(500))
+        );
         assert_eq!(
             p.gate.first_tick,
             FirstTick::After(SimDuration::from_ms(1000))
@@ -175,7 +181,7 @@ mod tests {
             aliases: classic.aliases.clone(),
             description: classic.description.clone(),
             threads: ThreadsConfig {
-                start_latency: classic.threads.start_latency,
+                start_latency: classic.threads.start_latency.clone(),
                 first_start_latency: classic.threads.first_start_latency.clone(),
                 sleep_overshoot: classic.threads.sleep_overshoot.clone(),
                 cpu_second: classic.threads.cpu_second.clone(),
@@ -239,13 +245,15 @@ mod tests {
             timers: p.timers.clone(),
             // net8 was measured on Linux, whose TickCount steps every 4 ms,
             // whose sleeps return late and whose gate ticks drift, and on
-            // this machine, whose CPU rate varies run to run.
+            // this machine, whose CPU rate, pool start-up and thread starts
+            // vary run to run.
             gate: GateConfig {
                 tick_count: p.gate.tick_count,
                 drift: p.gate.drift.clone(),
                 ..q.gate.clone()
             },
             threads: ThreadsConfig {
+                start_latency: p.threads.start_latency.clone(),
                 first_start_latency: p.threads.first_start_latency.clone(),
                 sleep_overshoot: p.threads.sleep_overshoot.clone(),
                 cpu_second: p.threads.cpu_second.clone(),
@@ -262,7 +270,10 @@ mod tests {
         assert_eq!(p.name, "mono");
         assert_eq!(p.model, ModelKind::Mono);
         assert_eq!(p.threads.max, ThreadCount::PerCore(100));
-        assert_eq!(p.threads.start_latency, SimDuration::from_ms(1));
+        assert_eq!(
+            p.threads.start_latency,
+            Spread::fixed(SimDuration::from_ms(1))
+        );
         assert_eq!(p.threads.idle_timeout, SimDuration::from_ms(30_000));
         // SetMinThreads sets limit_worker_min (reached through hill climbing).
         assert!(p.threads.honours_set_min_threads);
@@ -304,7 +315,10 @@ mod tests {
         assert_eq!(sp1.aliases, ["net20sp1", "net35"]);
         assert_eq!(sp1.model, ModelKind::Net20);
         assert_eq!(sp1.threads.max, ThreadCount::PerCore(250));
-        assert_eq!(sp1.threads.start_latency, SimDuration::from_ms(5));
+        assert_eq!(
+            sp1.threads.start_latency,
+            Spread::fixed(SimDuration::from_ms(5))
+        );
         assert_eq!(sp1.threads.wake_latency, SimDuration::from_us(50));
         assert_eq!(sp1.threads.idle_timeout, SimDuration::from_ms(40_000));
         assert!(!sp1.hill_climbing.enabled);
@@ -341,7 +355,10 @@ mod tests {
         assert_eq!(p.aliases, ["dedicated", "new-thread"]);
         assert_eq!(p.model, ModelKind::Dedicated);
         assert_eq!(p.threads.min, ThreadCount::Fixed(1));
-        assert_eq!(p.threads.start_latency, SimDuration::from_ms(4));
+        assert_eq!(
+            p.threads.start_latency,
+            Spread::fixed(SimDuration::from_ms(4))
+        );
         assert_eq!(p.threads.idle_timeout, SimDuration::ZERO);
         assert!(!p.hill_climbing.enabled);
         assert_eq!(p.gate, builtin("net-classic").gate);

@@ -37,7 +37,7 @@ proptest! {
         );
         let r = run(&text, "dedicated-threads");
         let policy = resolve_policy("dedicated-threads").unwrap();
-        let start = policy.threads.start_latency;
+        let start = policy.threads.start_latency.min();
         let last_arrival = SimTime::from_ms(every * (count - 1));
         let expected = last_arrival + start + poolsim::time::SimDuration::from_ms(sleep);
         prop_assert_eq!(last_end(&r), expected);

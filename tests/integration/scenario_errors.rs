@@ -768,7 +768,7 @@ fn net_classic_file_gives_the_expected_values() {
     let t = &p.threads;
     assert_eq!(t.min, ThreadCount::PerCore(1));
     assert_eq!(t.max, ThreadCount::Fixed(32767));
-    assert_eq!(t.start_latency, SimDuration::from_us(200));
+    assert_eq!(t.start_latency, Spread::fixed(SimDuration::from_us(200)));
     assert_eq!(t.wake_latency, SimDuration::from_us(20));
     assert_eq!(t.idle_timeout, SimDuration::from_ms(20_000));
     let g = &p.gate;
