@@ -620,14 +620,12 @@ impl<'a, S: TraceSink> World<'a, S> {
             start_latency: config.threads.start_latency.clone(),
             start_rng: (!config.threads.start_latency.is_fixed())
                 .then(|| rng::stream(scenario.seed, "thread-start")),
-            first_start_latency: Some({
-                let spread = &config.threads.first_start_latency;
-                if spread.is_fixed() {
-                    spread.min()
-                } else {
-                    spread.draw(&mut rng::stream(scenario.seed, "first-thread-start"))
-                }
-            }),
+            first_start_latency: Some(
+                config
+                    .threads
+                    .first_start_latency
+                    .draw(&mut rng::stream(scenario.seed, "first-thread-start")),
+            ),
             pool_ready_at: SimTime::ZERO,
             wake_latency: config.threads.wake_latency,
             dedicated_latency: config.threads.dedicated_start_latency,

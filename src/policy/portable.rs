@@ -153,18 +153,17 @@ impl Portable {
             return;
         }
         let now = pool.now();
-        let elapsed = self
-            .delay
-            .map(|(start, d)| (now.since(start) >= d, now.since(start)));
+        // The running delay: how long it is, how long since it started.
+        let running = self.delay.map(|(start, d)| (d, now.since(start)));
         if self.pending == Pending::WithDelayIfNecessary
-            && let Some((false, since)) = elapsed
-            && let Some((_, d)) = self.delay
+            && let Some((needed, since)) = running
+            && since < needed
         {
             // Not yet: sleep the rest of the delay.
-            self.schedule_adjustment(pool, SimDuration(d.0.saturating_sub(since.0)));
+            self.schedule_adjustment(pool, SimDuration(needed.0 - since.0));
             return;
         }
-        let next = self.perform_blocking_adjustment(pool, elapsed.map(|(_, since)| since));
+        let next = self.perform_blocking_adjustment(pool, running);
         self.delay = next.map(|d| (now, d));
         if let Some(d) = next {
             self.schedule_adjustment(pool, d);
@@ -172,7 +171,7 @@ impl Portable {
     }
 
     /// `PerformBlockingAdjustment(previousDelayElapsed)` on the gate thread
-    /// (`since_delay`: the time since the running delay started, `None`
+    /// (`running`: the running delay and the time since it started, `None`
     /// when none was running: the previous delay has not elapsed). Up to
     /// the no-delay cap the goal jumps to the target at once; beyond it,
     /// the goal grows by one only when the previous delay has elapsed, so
@@ -184,7 +183,7 @@ impl Portable {
     fn perform_blocking_adjustment(
         &mut self,
         pool: &mut dyn PoolControl,
-        since_delay: Option<SimDuration>,
+        running: Option<(SimDuration, SimDuration)>,
     ) -> Option<SimDuration> {
         let cfg = self.blocking.clone()?;
         self.pending = Pending::None;
@@ -218,10 +217,9 @@ impl Portable {
         let existing = pool.counts().existing;
         let ceiling = no_delay_cap.max(existing.min(self.base.max));
         let old_goal = self.goal;
-        let running = self.delay.map(|(_, d)| d);
         let (new_goal, delayed) = if self.goal < target.min(ceiling) {
             (target.min(ceiling), false)
-        } else if let (Some(needed), Some(since)) = (running, since_delay)
+        } else if let Some((needed, since)) = running
             && since >= needed
         {
             (self.goal + 1, true)
@@ -236,9 +234,9 @@ impl Portable {
             no_delay_cap,
             goal: old_goal,
             new_goal,
-            delay: delayed.then_some(match (running, since_delay) {
-                (Some(needed), Some(since)) => BlockingDelay::Running { needed, since },
-                _ => BlockingDelay::Starts,
+            delay: delayed.then_some(match running {
+                Some((needed, since)) => BlockingDelay::Running { needed, since },
+                None => BlockingDelay::Starts,
             }),
             next_in: next,
         });

@@ -229,9 +229,7 @@ fn first_tick(v: &FirstTickValue) -> Result<FirstTick, Problem> {
             "expected a number of ms, \"random\" or a list of quantiles, found \"{s}\""
         ))
         .help("\"random\" draws the gate's phase from the run's seed; a number is the delay of its first tick after it starts; a list gives that delay's measured quantiles")),
-        FirstTickValue::List(values) => {
-            spread(TimeUnit::Ms)(&NumberOrList::List(values.clone())).map(FirstTick::Measured)
-        }
+        FirstTickValue::List(values) => quantiles(values, TimeUnit::Ms).map(FirstTick::Measured),
     }
 }
 
@@ -255,36 +253,40 @@ const MAX_QUANTILES: usize = 101;
 fn spread(unit: TimeUnit) -> impl Fn(&NumberOrList) -> Result<Spread, Problem> {
     move |v| match v {
         NumberOrList::Number(n) => n.duration(unit, false).map(Spread::fixed),
-        NumberOrList::List(values) => {
-            let help = "a list gives the measured quantiles at equally spaced probabilities \
-                        (0, 1/(n-1), ..., 1), ascending, e.g. [100, 150, 200, 400]; \
-                        one number is a fixed value";
-            if values.len() < 2 || values.len() > MAX_QUANTILES {
-                return Err(Problem::new(format!(
-                    "a list of quantiles needs 2 to {MAX_QUANTILES} values, found {}",
-                    values.len()
-                ))
-                .help(help));
-            }
-            let mut quantiles = Vec::with_capacity(values.len());
-            for (i, n) in values.iter().enumerate() {
-                let d = n
-                    .duration(unit, false)
-                    .map_err(|p| Problem::new(format!("value {} {}", i + 1, p.message)))?;
-                if let Some(&prev) = quantiles.last()
-                    && d < prev
-                {
-                    return Err(Problem::new(format!(
-                        "quantiles must not decrease: value {} ({n}) is below value {i}",
-                        i + 1
-                    ))
-                    .help(help));
-                }
-                quantiles.push(d);
-            }
-            Ok(Spread::from_quantiles(quantiles))
-        }
+        NumberOrList::List(values) => quantiles(values, unit),
     }
+}
+
+/// Measured quantiles: at least two ascending numbers, at equally spaced
+/// probabilities from 0 to 1, in `unit`.
+fn quantiles(values: &[Number], unit: TimeUnit) -> Result<Spread, Problem> {
+    let help = "a list gives the measured quantiles at equally spaced probabilities \
+                (0, 1/(n-1), ..., 1), ascending, e.g. [100, 150, 200, 400]; \
+                one number is a fixed value";
+    if values.len() < 2 || values.len() > MAX_QUANTILES {
+        return Err(Problem::new(format!(
+            "a list of quantiles needs 2 to {MAX_QUANTILES} values, found {}",
+            values.len()
+        ))
+        .help(help));
+    }
+    let mut quantiles = Vec::with_capacity(values.len());
+    for (i, n) in values.iter().enumerate() {
+        let d = n
+            .duration(unit, false)
+            .map_err(|p| Problem::new(format!("value {} {}", i + 1, p.message)))?;
+        if let Some(&prev) = quantiles.last()
+            && d < prev
+        {
+            return Err(Problem::new(format!(
+                "quantiles must not decrease: value {} ({n}) is below value {i}",
+                i + 1
+            ))
+            .help(help));
+        }
+        quantiles.push(d);
+    }
+    Ok(Spread::from_quantiles(quantiles))
 }
 
 fn policy_name(s: &str) -> Result<String, Problem> {

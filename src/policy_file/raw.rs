@@ -164,10 +164,7 @@ impl<'de> Deserialize<'de> for NumberOrText {
                 Ok(NumberOrText::Number(Number::Integer(v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumberOrText, E> {
-                Ok(NumberOrText::Number(match i64::try_from(v) {
-                    Ok(i) => Number::Integer(i),
-                    Err(_) => Number::Float(v as f64),
-                }))
+                Ok(NumberOrText::Number(Number::from(v)))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumberOrText, E> {
                 Ok(NumberOrText::Number(Number::Float(v)))
@@ -202,10 +199,7 @@ impl<'de> Deserialize<'de> for FirstTickValue {
                 Ok(FirstTickValue::Number(Number::Integer(v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<FirstTickValue, E> {
-                Ok(FirstTickValue::Number(match i64::try_from(v) {
-                    Ok(i) => Number::Integer(i),
-                    Err(_) => Number::Float(v as f64),
-                }))
+                Ok(FirstTickValue::Number(Number::from(v)))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<FirstTickValue, E> {
                 Ok(FirstTickValue::Number(Number::Float(v)))
@@ -248,10 +242,7 @@ impl<'de> Deserialize<'de> for NumberOrList {
                 Ok(NumberOrList::Number(Number::Integer(v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumberOrList, E> {
-                Ok(NumberOrList::Number(match i64::try_from(v) {
-                    Ok(i) => Number::Integer(i),
-                    Err(_) => Number::Float(v as f64),
-                }))
+                Ok(NumberOrList::Number(Number::from(v)))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumberOrList, E> {
                 Ok(NumberOrList::Number(Number::Float(v)))

@@ -34,6 +34,16 @@ impl fmt::Display for Number {
     }
 }
 
+/// An unsigned TOML integer: an integer while it fits in `i64`, else a float.
+impl From<u64> for Number {
+    fn from(v: u64) -> Number {
+        match i64::try_from(v) {
+            Ok(i) => Number::Integer(i),
+            Err(_) => Number::Float(v as f64),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Number {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Number, D::Error> {
         struct NumberVisitor;
@@ -46,10 +56,7 @@ impl<'de> Deserialize<'de> for Number {
                 Ok(Number::Integer(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Number, E> {
-                Ok(match i64::try_from(v) {
-                    Ok(i) => Number::Integer(i),
-                    Err(_) => Number::Float(v as f64),
-                })
+                Ok(Number::from(v))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Number, E> {
                 Ok(Number::Float(v))
