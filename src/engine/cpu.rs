@@ -130,6 +130,12 @@ impl Cpu {
         self.jobs.len() as u64 + self.spinners + self.busy_loops
     }
 
+    /// Whether one more thread running CPU work would leave no core free
+    /// (the jobs and busy loops take whole cores; spinners do not count).
+    pub fn taken_with_one_more(&self) -> bool {
+        self.jobs.len() as u64 + self.busy_loops + 1 >= self.cores
+    }
+
     /// Total demand in percent of a core.
     fn demand(&self) -> u128 {
         u128::from(

@@ -64,7 +64,7 @@ use crate::pool::state::{
 };
 use crate::pool::{ThreadKind, TimerAction};
 use crate::rng;
-use crate::scenario::{Arrival, Origin, Scenario, Submit};
+use crate::scenario::{Arrival, Origin, Scenario, Step, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     CountSample, Decision, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason,
@@ -281,6 +281,8 @@ enum Activity {
     /// Blocked joining a parallel call; the kind decides cooperative blocking.
     Join(BlockKind),
     SubmitterPause,
+    /// Waiting for its core after waking a thread that took it.
+    Preempted,
 }
 
 #[derive(Debug)]
@@ -525,6 +527,10 @@ struct World<'a, S: TraceSink> {
     timer_grid: Option<(u64, u64)>,
     /// The stream of the timer thread's wake-up lateness, when it varies.
     timer_rng: Option<ChaCha8Rng>,
+    /// How long a thread that released a CPU-bound waiter onto taken cores
+    /// waits for its core (`threads.wake_preempt_us`), and its stream.
+    wake_preemption: crate::policy::config::Spread,
+    preempt_rng: Option<ChaCha8Rng>,
 
     /// Queues, thread requests and timers (shared with the native pool).
     pool: PoolState<Work, TimerAction>,
@@ -653,6 +659,9 @@ impl<'a, S: TraceSink> World<'a, S> {
             }),
             timer_rng: (!config.threads.sleep_overshoot.is_fixed())
                 .then(|| rng::stream(scenario.seed, "timer-overshoot")),
+            wake_preemption: config.threads.wake_preemption.clone(),
+            preempt_rng: (!config.threads.wake_preemption.is_fixed())
+                .then(|| rng::stream(scenario.seed, "wake-preempt")),
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
@@ -1554,8 +1563,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 WorkerNext::Seek => self.seek(t),
                 WorkerNext::Dispatch => self.dispatch(t),
                 WorkerNext::Run(work) => {
-                    self.start_work(t, work);
-                    if !self.drive(t) {
+                    if self.start_work(t, work) || !self.drive(t) {
                         return;
                     }
                     WorkerNext::Completed
@@ -1585,7 +1593,7 @@ impl<S: TraceSink> Engine<'_, S> {
 
     /// Turns a dequeued work item into frames on `t` (or runs it at once
     /// when it is pool-internal bookkeeping).
-    fn start_work(&mut self, t: ThreadId, work: Work) {
+    fn start_work(&mut self, t: ThreadId, work: Work) -> bool {
         match work {
             Work::Item(item) => self.world.th(t).frames.push(Frame::Item(item)),
             Work::Continuation(id) => {
@@ -1597,12 +1605,12 @@ impl<S: TraceSink> Engine<'_, S> {
             Work::TimerQueue(q) => {
                 self.world.phase(t, Phase::Internal, None);
                 if let Some(id) = self.fire_timer_queue(q) {
-                    self.run_timer(t, id);
+                    return self.run_timer(t, id);
                 }
             }
             Work::TimerCallback(id) => {
                 self.world.phase(t, Phase::Internal, None);
-                self.run_timer(t, id);
+                return self.run_timer(t, id);
             }
             Work::Probe(p) => {
                 self.world.phase(t, Phase::Internal, None);
@@ -1621,17 +1629,61 @@ impl<S: TraceSink> Engine<'_, S> {
             Work::AsyncWorker(w) => self.world.th(t).frames.push(Frame::AsyncWorker(w)),
             Work::PairProcessor(p) => self.world.th(t).frames.push(Frame::PairProcessor(p)),
         }
+        false
     }
 
-    fn run_timer(&mut self, t: ThreadId, id: u32) {
+    /// Runs timer `id`'s callback on `t`. True when `t` released a waiter
+    /// that took its core, and now waits for it (see [`Engine::preempted_by`]).
+    fn run_timer(&mut self, t: ThreadId, id: u32) -> bool {
         match self.world.pool.timer(id) {
             TimerAction::ReleaseWaiter(waiter) => {
                 let generation = self.world.th(waiter).generation;
                 self.world
                     .schedule(self.world.now, EventKind::StepDone(waiter, generation));
+                self.preempted_by(t, waiter)
             }
-            TimerAction::Resume(cont) => self.resume_continuation(t, cont),
+            TimerAction::Resume(cont) => {
+                self.resume_continuation(t, cont);
+                false
+            }
         }
+    }
+
+    /// Linux's wake-up preemption: `t` has just released `waiter`, whose
+    /// next step is CPU work. When the cores are all taken with it, the
+    /// scheduler runs the woken thread first and `t` goes on only after a
+    /// slice (`threads.wake_preempt_us`, drawn per release). True when `t`
+    /// now waits for its core.
+    fn preempted_by(&mut self, t: ThreadId, waiter: ThreadId) -> bool {
+        if self.world.wake_preemption == crate::policy::config::Spread::fixed(SimDuration::ZERO)
+            || !self.next_step_is_cpu(waiter)
+            || !self.world.cpu.taken_with_one_more()
+        {
+            return false;
+        }
+        let slice = match self.world.preempt_rng.as_mut() {
+            Some(rng) => self.world.wake_preemption.draw(rng),
+            None => self.world.wake_preemption.min(),
+        };
+        let generation = self.world.th(t).generation;
+        self.world.th(t).activity = Activity::Preempted;
+        self.world
+            .schedule(self.world.now + slice, EventKind::StepDone(t, generation));
+        true
+    }
+
+    /// Whether `waiter`'s item goes on with CPU work (`cpu_ms`, `busy_ms`)
+    /// once released from its current step.
+    fn next_step_is_cpu(&mut self, waiter: ThreadId) -> bool {
+        let Some(&Frame::Item(item)) = self.world.th(waiter).frames.last() else {
+            return false;
+        };
+        let state = self.world.items.get(item);
+        let body = &self.world.scenario.groups[state.group as usize].body;
+        matches!(
+            body.get(state.step as usize + 1),
+            Some(Step::Cpu(_) | Step::Busy(_))
+        )
     }
 
     /// Runs the frames on `t`'s stack until one waits on an event (false)
@@ -1740,7 +1792,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.resume(t);
                 return;
             }
-            Activity::SubmitterPause => {
+            Activity::SubmitterPause | Activity::Preempted => {
                 self.resume(t);
                 return;
             }

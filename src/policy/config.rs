@@ -180,6 +180,13 @@ pub struct ThreadsConfig {
     /// the run's `sleep-overshoot` stream (timer slack and the wake-up of
     /// the sleeping thread, as measured on Linux; fixed 0 = exact timing).
     pub sleep_overshoot: Spread,
+    /// How long a pool thread that released a blocked thread waits for its
+    /// core when the released thread goes on with CPU work and the cores
+    /// are all taken: the scheduler runs the woken thread first (Linux
+    /// wake-up preemption), so the releasing thread's next dequeue comes
+    /// this much later. Drawn per release from the run's `wake-preempt`
+    /// stream; fixed 0 = none.
+    pub wake_preemption: Spread,
     /// How long a `cpu_ms` step of one second takes: drawn once per run
     /// from its `cpu-rate` stream (a real run's CPU rate against the
     /// harness's calibration, which takes the fastest of its trials, and

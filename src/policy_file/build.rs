@@ -705,6 +705,14 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
                 spread(TimeUnit::Us),
             )
             .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
+        wake_preemption: t
+            .get(
+                r,
+                "wake_preempt_us",
+                &t.raw.wake_preempt_us,
+                spread(TimeUnit::Us),
+            )
+            .unwrap_or_else(|| Spread::fixed(SimDuration::ZERO)),
         cpu_second: t
             .get(r, "cpu_second_ms", &t.raw.cpu_second_ms, |v| {
                 let s = spread(TimeUnit::Ms)(v)?;

@@ -54,6 +54,7 @@ pub(super) struct RawThreads {
     pub honours_set_min_threads: Option<Spanned<bool>>,
     pub spin_cpu_percent: Option<Spanned<Number>>,
     pub sleep_overshoot_us: Option<Spanned<NumberOrList>>,
+    pub wake_preempt_us: Option<Spanned<NumberOrList>>,
     pub cpu_second_ms: Option<Spanned<NumberOrList>>,
 }
 

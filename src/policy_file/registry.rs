@@ -158,6 +158,12 @@ mod tests {
         // Measured on Linux: the gate's ticks drift, sleeps return late.
         assert!(!p.gate.drift.is_fixed());
         assert!(!p.threads.sleep_overshoot.is_fixed());
+        // Linux's wake-up preemption, measured on one core.
+        assert!(!p.threads.wake_preemption.is_fixed());
+        assert_eq!(
+            classic.threads.wake_preemption,
+            Spread::fixed(SimDuration::ZERO)
+        );
         // Measured here: a run's CPU rate against the harness's calibration,
         // the first pool thread's start, and (tiered compilation on) the
         // gate's first tick, one processor or more.
@@ -184,6 +190,7 @@ mod tests {
                 start_latency: classic.threads.start_latency.clone(),
                 first_start_latency: classic.threads.first_start_latency.clone(),
                 sleep_overshoot: classic.threads.sleep_overshoot.clone(),
+                wake_preemption: classic.threads.wake_preemption.clone(),
                 cpu_second: classic.threads.cpu_second.clone(),
                 ..p.threads.clone()
             },

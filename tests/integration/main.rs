@@ -17,6 +17,7 @@ mod measure;
 mod metamorphic;
 mod net20;
 mod nettrace;
+mod preemption;
 mod render;
 mod reproduce;
 mod round;
