@@ -50,6 +50,12 @@
 //!   the .NET 6 time-sensitive queue, served only when every other queue is
 //!   empty (or once per dispatch quantum). Read in `pool::state`
 //!   (`TimerQueue.cs`, `ThreadPoolWorkQueue.cs`).
+//! - `WakePreempted`: a pool thread ran a timer's callback that released a
+//!   thread blocked in `Task.Delay().Wait()`, which goes on computing with
+//!   no core free: Linux's scheduler runs the released thread first, and the
+//!   pool thread dequeues its next item only after its wait for the core
+//!   (`[threads] wake_preempt_us`, measured on one core). Read in the engine
+//!   (`Engine::preempted_by`).
 //! - `ThrottleHandOff`: a throttled item hands its slot to the next waiting
 //!   one: `SemaphoreSlim.Release()` queues the first waiter's continuation,
 //!   a `ConcurrentExclusiveSchedulerPair` processing item runs the next
@@ -680,6 +686,17 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 ),
             )
         }
+        Decision::WakePreempted {
+            thread,
+            woke,
+            waits,
+        } => (
+            "WakePreempted",
+            format!(
+                "thread {thread} released thread {woke} from Task.Delay().Wait(), which computes with no core free -> the scheduler runs thread {woke} first; thread {thread} waits {} ms for its core before its next dequeue{threads}",
+                ms(*waits)
+            ),
+        ),
         Decision::ThrottleHandOff {
             kind,
             from,
@@ -718,6 +735,8 @@ struct Tally {
     timeouts: u32,
     timer_backlog: u32,
     timer_backlog_max: u64,
+    preempted: u32,
+    preempted_total: SimDuration,
     hand_offs: u32,
     hand_off_kind: Option<(ThrottleKind, u32)>,
     gate_ticks: u32,
@@ -777,6 +796,10 @@ impl Tally {
             Decision::TimerBacklog { ahead, .. } => {
                 self.timer_backlog += 1;
                 self.timer_backlog_max = self.timer_backlog_max.max(*ahead);
+            }
+            Decision::WakePreempted { waits, .. } => {
+                self.preempted += 1;
+                self.preempted_total = self.preempted_total + *waits;
             }
             Decision::ThrottleHandOff { kind, limit, .. } => {
                 self.hand_offs += 1;
@@ -981,6 +1004,13 @@ fn story(trace: &Trace, tally: &Tally) -> String {
             "{} waited behind a backlog (up to {})",
             count(tally.timer_backlog, "timer callback"),
             count(tally.timer_backlog_max, "item")
+        ));
+    }
+    if tally.preempted > 0 {
+        parts.push(format!(
+            "{} for a core by pool threads that released a computing thread ({} ms in all)",
+            count(tally.preempted, "wait"),
+            ms(tally.preempted_total)
         ));
     }
     if let Some((kind, limit)) = tally.hand_off_kind {

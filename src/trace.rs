@@ -327,6 +327,16 @@ pub enum Decision {
         /// The thread blocked in `Task.Delay().Wait()` the callback releases.
         releases: Option<ThreadId>,
     },
+    /// A pool thread released a thread blocked in `Task.Delay().Wait()` that
+    /// goes on computing with no core free, and waits for its core (Linux
+    /// wake-up preemption, `threads.wake_preempt_us`).
+    WakePreempted {
+        thread: ThreadId,
+        /// The released thread, which runs first.
+        woke: ThreadId,
+        /// How long `thread` waits for its core.
+        waits: SimDuration,
+    },
     /// A throttled item hands its slot to the next waiting one.
     ThrottleHandOff {
         kind: ThrottleKind,

@@ -25,7 +25,12 @@
 //!   6, 7+), or callback by callback at the global tail (Mono); the worker
 //!   that runs a queue runs its first due callback inline and queues the
 //!   others at the global tail. A thread in `Task.Delay(d).Wait()` is
-//!   released only when its callback has run.
+//!   released only when its callback has run. On Linux the worker that
+//!   releases such a waiter, when the waiter goes on computing and no core
+//!   is free, is preempted by it and goes on only after its wait for the
+//!   core (`[threads] wake_preempt_us`, measured on one core with
+//!   `scenarios/calibration/wake-preempt.toml`): the engine's one piece of
+//!   the OS scheduler beyond processor sharing.
 //!
 //! Execution inside a thread is a stack of frames (an item's steps, a
 //! `Parallel.For` replica, a PLINQ partition, a concurrency-limited
@@ -44,7 +49,8 @@
 //! With a sink that keeps events ([`TraceSink::ENABLED`]) the engine records
 //! the decisions the policy does not see as [`Decision`]s: an idle or
 //! retired thread's timeout, a timer callback queued behind a backlog, a
-//! throttle handing its slot to the next item. The policies record theirs
+//! worker waiting for its core after a release, a throttle handing its slot
+//! to the next item. The policies record theirs
 //! through [`PoolControl::decision`].
 
 pub mod cpu;
@@ -1665,6 +1671,14 @@ impl<S: TraceSink> Engine<'_, S> {
             Some(rng) => self.world.wake_preemption.draw(rng),
             None => self.world.wake_preemption.min(),
         };
+        if S::ENABLED {
+            self.world
+                .record(TraceEvent::Decision(Decision::WakePreempted {
+                    thread: t,
+                    woke: waiter,
+                    waits: slice,
+                }));
+        }
         let generation = self.world.th(t).generation;
         self.world.th(t).activity = Activity::Preempted;
         self.world

@@ -70,3 +70,47 @@ fn no_wait_with_a_free_core_a_waiter_that_does_not_compute_or_no_measured_preemp
         }
     }
 }
+
+#[test]
+fn explain_names_each_wait_for_the_core_and_the_trace_shows_it() {
+    let path = repo_path("scenarios/calibration/wake-preempt.toml");
+    let s = poolsim::scenario::load::load_scenario(&path).unwrap();
+    let p = resolve_policy("coreclr3-linux").unwrap();
+    let e = poolsim::explain::explain_scenario(&s, &p, None);
+    let lines: Vec<_> = e
+        .lines
+        .iter()
+        .filter(|l| l.kind == "WakePreempted")
+        .collect();
+    // Three waiters, three releases on the only core.
+    assert_eq!(lines.len(), 3, "{:?}", e.lines);
+    let r = engine::simulate(&s, &p, &mut NullSink, &SimOptions::default());
+    let sleeps = s.groups.iter().position(|g| g.name == "sleeps").unwrap() as u32;
+    for line in lines {
+        // "thread 3 waits 3.682 ms for its core": the sleeper's next item
+        // starts that long after the release.
+        let waits: f64 = line
+            .text
+            .split(" waits ")
+            .nth(1)
+            .unwrap()
+            .split(" ms")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let at = line.at_ms;
+        let next = r
+            .trace
+            .items
+            .iter()
+            .filter(|i| i.group == sleeps && i.started.as_ms_f64() >= at)
+            .map(|i| i.started.as_ms_f64())
+            .fold(f64::MAX, f64::min);
+        assert!(
+            (next - at - waits).abs() < 1e-3,
+            "{}: next start {next}",
+            line.text
+        );
+    }
+}
