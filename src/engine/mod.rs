@@ -36,13 +36,13 @@
 //! `Parallel.For` replica, a PLINQ partition, a concurrency-limited
 //! scheduler's processing loop, the caller of a parallel API); `await`
 //! suspends the frames of the async method into a continuation that runs
-//! later as pool work. The shapes live in [`shapes`].
+//! later as pool work. The shapes live in `shapes`.
 //!
 //! What differs between pools (when a thread is added, the goal) is asked of
 //! the [`Policy`].
 //!
 //! The queues, thread requests, worker-loop decisions, timer queues,
-//! throttles and thread counts are in [`crate::pool::state`], which the native pool
+//! throttles and thread counts are in `crate::pool::state`, which the native pool
 //! (`crate::measure::native`) uses too; this module drives them on the
 //! virtual clock.
 //!

@@ -1,7 +1,7 @@
 //! The measured-trace text format (`docs/measure-plan.md`): what the CLR
 //! harness writes, what fixtures keep, read into the simulator's [`Trace`].
 //!
-//! A native run is written in the same format ([`write`]), so every fixture
+//! A native run is written in the same format ([`write()`]), so every fixture
 //! and every measured run goes through one parser.
 
 use std::collections::HashMap;

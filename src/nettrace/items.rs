@@ -165,11 +165,11 @@ pub struct WorkItems {
     /// Dequeue to end, over the items that ended.
     pub pool_time: DurationStats,
     /// One record per item, in the order they were first seen (at most
-    /// [`MAX_ITEM_RECORDS`]).
+    /// `MAX_ITEM_RECORDS`).
     pub records: Vec<WorkItem>,
-    /// Items past [`MAX_ITEM_RECORDS`], counted but not kept.
+    /// Items past `MAX_ITEM_RECORDS`, counted but not kept.
     pub records_dropped: u64,
-    /// Items waiting over time (at most [`MAX_QUEUE_POINTS`] points).
+    /// Items waiting over time (at most `MAX_QUEUE_POINTS` points).
     pub queue: Vec<QueueLengthPoint>,
     #[serde(skip)]
     queued_now: u64,

@@ -2,7 +2,7 @@
 //! the native pool (`crate::measure::native`) share, written once so the
 //! two cannot drift apart.
 //!
-//! - [`state`]: the pool mechanics (queues and dequeue order, thread
+//! - `state`: the pool mechanics (queues and dequeue order, thread
 //!   requests, the worker loop's decisions, timer queues, throttles, thread
 //!   counts), as plain data with methods that take the instant.
 //! - The vocabulary both pools speak: what kind of thread runs work

@@ -4,7 +4,7 @@
 //! and a marked point (the best one). One panel per metric, stacked on a
 //! shared x axis (linear, or logarithmic for geometric sweeps).
 //!
-//! Drawn on the same [`Canvas`] as the Gantt charts, so text uses the
+//! Drawn on the same `Canvas` as the Gantt charts, so text uses the
 //! embedded DejaVu font and the same chart gives the same PNG bytes.
 
 use super::RenderError;

@@ -11,7 +11,7 @@
 //!   thread-count step functions over the longer run.
 //!
 //! With several measured repetitions each metric is the median over them.
-//! The same [`metrics`](crate::metrics) code summarises both sides.
+//! The same [`crate::metrics`] code summarises both sides.
 
 use serde::Serialize;
 
