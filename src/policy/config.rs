@@ -118,6 +118,27 @@ pub enum Comparison {
     GreaterOrEqual,
 }
 
+/// What the gate thread's CPU-utilisation reading is a share of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuReading {
+    /// The CPU the process used over the time since the last reading
+    /// times the processors, at most 100 % (Windows' `GetSystemTimes`;
+    /// .NET 6+'s `CpuUtilizationReader` on Unix divides by
+    /// `Environment.ProcessorCount`; Mono's `mono_cpu_usage` multiplies the
+    /// elapsed time by the CPU count).
+    AllProcessors,
+    /// The CPU the process used over the elapsed time alone, not times the
+    /// processors: up to 100 % per processor (CoreCLR 3.x on Linux: the
+    /// PAL's `PAL_GetCPUBusyTime` reads `getrusage` against `gettimeofday`
+    /// and scales the elapsed time by the processor count only where
+    /// `thread_self`, `_lwp_self` or `vm_read` exist, which glibc lacks;
+    /// dotnet/coreclr v3.1 `src/pal/src/misc/time.cpp` and
+    /// `src/pal/src/configure.cmake`). One busy thread on two cores reads
+    /// 100 %: the gate takes the busy threshold and hill climbing refuses to
+    /// add threads.
+    OneProcessor,
+}
+
 /// What the gate thread's first CPU-utilisation sample covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstCpuSample {
@@ -253,6 +274,8 @@ pub struct GateConfig {
     pub idle_ticks_before_stop: u32,
     /// What the first CPU-utilisation sample covers.
     pub first_cpu_sample: FirstCpuSample,
+    /// What a CPU-utilisation reading is a share of.
+    pub cpu_reading: CpuReading,
 }
 
 /// `[hill_climbing]`: every constant of CoreCLR's `HillClimbing_*` config.

@@ -47,7 +47,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::policy::PoolControl;
-use crate::policy::config::{Comparison, FirstCpuSample, FirstTick, GateConfig};
+use crate::policy::config::{Comparison, CpuReading, FirstCpuSample, FirstTick, GateConfig};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
@@ -153,10 +153,14 @@ impl GateThread {
         let now = pool.now();
         let total = pool.cpu_busy_core_ns();
         let elapsed = u128::from(now.since(self.last_tick).as_nanos());
-        let capacity = elapsed * u128::from(pool.cores().max(1));
+        let (processors, most) = match self.config.cpu_reading {
+            CpuReading::AllProcessors => (pool.cores().max(1), 100),
+            CpuReading::OneProcessor => (1, 100 * u128::from(pool.cores().max(1))),
+        };
+        let capacity = elapsed * u128::from(processors);
         self.cpu_utilization = ((total - self.last_tick_busy_ns) * 100)
             .checked_div(capacity)
-            .map_or(0, |u| u.min(100) as u32);
+            .map_or(0, |u| u.min(most) as u32);
         // Mono's first sample (on its first round with work queued) spans
         // the machine's uptime: about 0 % whatever the threads do now.
         if !self.sampled && self.config.first_cpu_sample == FirstCpuSample::SinceBoot {

@@ -19,7 +19,7 @@ use super::raw::{
 };
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
-    BlockingConfig, Comparison, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
+    BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
     HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig,
     RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
     TimerQueueChoice, TimersConfig,
@@ -41,6 +41,11 @@ pub(super) const MODELS: &[ModelKind] = &[
 const COMPARISONS: &[(&str, Comparison)] = &[
     (">", Comparison::Greater),
     (">=", Comparison::GreaterOrEqual),
+];
+
+const CPU_READINGS: &[(&str, CpuReading)] = &[
+    ("all-processors", CpuReading::AllProcessors),
+    ("one-processor", CpuReading::OneProcessor),
 ];
 
 const FIRST_CPU_SAMPLES: &[(&str, FirstCpuSample)] = &[
@@ -797,6 +802,11 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
                 choose(s, FIRST_CPU_SAMPLES, "first CPU sample")
             })
             .unwrap_or(FirstCpuSample::SinceGateStart),
+        cpu_reading: g
+            .get(r, "cpu_reading", &g.raw.cpu_reading, |s| {
+                choose(s, CPU_READINGS, "CPU reading")
+            })
+            .unwrap_or(CpuReading::AllProcessors),
     }
 }
 

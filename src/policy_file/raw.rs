@@ -73,6 +73,7 @@ pub(super) struct RawGate {
     pub drift_ms: Option<Spanned<NumberOrList>>,
     pub idle_ticks_before_stop: Option<Spanned<Number>>,
     pub first_cpu_sample: Option<Spanned<String>>,
+    pub cpu_reading: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

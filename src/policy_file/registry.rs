@@ -94,9 +94,9 @@ pub(super) fn known_builtins() -> String {
 #[cfg(test)]
 mod tests {
     use crate::policy::config::{
-        BlockingConfig, Comparison, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
-        ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread, ThreadCount,
-        ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
+        BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick,
+        GateConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread,
+        ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
     };
     use crate::policy_file::parse_policy;
     use crate::policy_file::test_support::{builtin, net_classic};
@@ -178,6 +178,9 @@ mod tests {
             Some(FirstTick::Measured(_))
         ));
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
+        // The PAL's CPU reading is not a share of all processors.
+        assert_eq!(p.gate.cpu_reading, CpuReading::OneProcessor);
+        assert_eq!(classic.gate.cpu_reading, CpuReading::AllProcessors);
         // On Linux the scheduler places the timer's creator: each thread's
         // processor is drawn.
         assert_eq!(p.timers.queue_of, TimerQueueChoice::ThreadProcessor);

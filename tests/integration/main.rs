@@ -5,6 +5,7 @@ mod answers;
 mod cli;
 mod common;
 mod corpus;
+mod cpu_reading;
 mod deadlock;
 mod determinism;
 mod explain;
