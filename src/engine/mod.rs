@@ -534,8 +534,9 @@ struct World<'a, S: TraceSink> {
     /// The stream of the timer thread's wake-up lateness, when it varies.
     timer_rng: Option<ChaCha8Rng>,
     /// How long a thread that released a CPU-bound waiter onto taken cores
-    /// waits for its core (`threads.wake_preempt_us`), and its stream.
-    wake_preemption: crate::policy::config::Spread,
+    /// waits for its core (`threads.wake_preempt_us`; `None`: it does not),
+    /// and its stream.
+    wake_preemption: Option<crate::policy::config::Spread>,
     preempt_rng: Option<ChaCha8Rng>,
 
     /// Queues, thread requests and timers (shared with the native pool).
@@ -665,7 +666,8 @@ impl<'a, S: TraceSink> World<'a, S> {
             }),
             timer_rng: (!config.threads.sleep_overshoot.is_fixed())
                 .then(|| rng::stream(scenario.seed, "timer-overshoot")),
-            wake_preemption: config.threads.wake_preemption.clone(),
+            wake_preemption: Some(config.threads.wake_preemption.clone())
+                .filter(|w| *w != crate::policy::config::Spread::fixed(SimDuration::ZERO)),
             preempt_rng: (!config.threads.wake_preemption.is_fixed())
                 .then(|| rng::stream(scenario.seed, "wake-preempt")),
             pool: PoolState::new(config, cores, scenario.seed),
@@ -1661,15 +1663,19 @@ impl<S: TraceSink> Engine<'_, S> {
     /// slice (`threads.wake_preempt_us`, drawn per release). True when `t`
     /// now waits for its core.
     fn preempted_by(&mut self, t: ThreadId, waiter: ThreadId) -> bool {
-        if self.world.wake_preemption == crate::policy::config::Spread::fixed(SimDuration::ZERO)
+        if self.world.wake_preemption.is_none()
             || !self.next_step_is_cpu(waiter)
             || !self.world.cpu.taken_with_one_more()
         {
             return false;
         }
-        let slice = match self.world.preempt_rng.as_mut() {
-            Some(rng) => self.world.wake_preemption.draw(rng),
-            None => self.world.wake_preemption.min(),
+        let world = &mut self.world;
+        let Some(preemption) = &world.wake_preemption else {
+            return false;
+        };
+        let slice = match world.preempt_rng.as_mut() {
+            Some(rng) => preemption.draw(rng),
+            None => preemption.min(),
         };
         if S::ENABLED {
             self.world
