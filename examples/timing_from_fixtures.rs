@@ -40,18 +40,26 @@
 //!   portable pool (.NET 8: one outstanding request, renewed by the thread
 //!   that dequeues) that is one thread creation; on the others the second
 //!   thread may already exist, so the figure mixes creation and wake-up.
-//! - **Wake-up preemption** (`wake_preempt_us`), from the calibration
-//!   workload `scenarios/calibration/wake-preempt.toml`, recorded in
-//!   `tests/fixtures/calibration/wake-preempt/` (not a validation set):
-//!   on one core, three items block in `Task.Delay(d).Wait()` (groups
-//!   `wait-D`) and then compute, while one thread works through a backlog of
-//!   50 ms sleeps. A timer due at `started + D` is fired by that thread
-//!   between two sleeps, within one sleep after it is due. Of the gaps on
-//!   the sleeps' threads between an item's end and the thread's next item
-//!   (queued before that end) that open within 60 ms after the due time, the
-//!   largest is the release's wait for the core; the other gaps there are a
-//!   few tens of µs. Printed as 11 quantiles from p0 to p100 of every
-//!   release (a release the scheduler did not preempt gives ~0).
+//! - **Wake-up preemption** (`wake_preempt_us`), from two calibration
+//!   workloads (not validation sets), recorded in
+//!   `tests/fixtures/calibration/STEM/`: on one core, three waiters block
+//!   in `Task.Delay(d).Wait()` (groups `wait-D`) and then compute 30 ms,
+//!   while the pool works through a backlog of 50 ms sleeps. The wait is
+//!   the gap on a sleeps' thread between an item's end and its next item
+//!   (queued before that end) at the release.
+//!   - `wake-preempt.toml`: the waiters are pool items and one pool thread
+//!     works through the sleeps, so it fires each timer within one sleep
+//!     after it is due: the largest such gap within 60 ms after the due
+//!     time. Only runs whose sleeps (to the last release) ran on that one
+//!     thread count: on .NET 8 cooperative blocking, and on Mono its own
+//!     injection, add threads, so only .NET Core 3.1's runs qualify.
+//!   - `wake-preempt-dedicated.toml`: the waiters are threads of their own;
+//!     the release is dated from the waiter's end less its 30 ms of CPU at
+//!     the runtime's median CPU rate, and the gap is the one that opens
+//!     nearest before it (within 3 ms before to 1.5 ms after).
+//!
+//!   Printed as 11 quantiles from p0 to p100 of every release (a release the
+//!   scheduler did not preempt gives a few µs).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -60,47 +68,103 @@ use poolsim::measure::measured;
 use poolsim::scenario::load::load_scenario;
 use poolsim::scenario::{Scenario, Step};
 
-/// Every release's wait for the core in the wake-preempt calibration runs
-/// of `runtime` (µs; see the module head).
+/// The median CPU rate of `runtime` (ms a `cpu_ms` step of 1000 ms takes,
+/// the policies' `cpu_second_ms` medians), to date a release from the end
+/// of the released thread's 30 ms of CPU.
+fn cpu_second_median(runtime: &str) -> f64 {
+    match runtime {
+        "coreclr3" => 1015.0,
+        "net8" => 1025.0,
+        _ => 1017.0,
+    }
+}
+
+/// Every release's wait for the core in the two wake-up preemption
+/// calibrations of `runtime` (µs; see the module head).
 fn wake_preemptions(root: &Path, runtime: &str) -> Vec<f64> {
-    let toml = root.join("scenarios/calibration/wake-preempt.toml");
-    let dir = root.join("tests/fixtures/calibration/wake-preempt");
-    let Ok(scenario) = load_scenario(&toml) else {
-        return Vec::new();
-    };
-    let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
     let mut out = Vec::new();
-    for file in sorted_files(&dir, "txt") {
-        let name = file.file_name().unwrap_or_default().to_string_lossy();
-        if !name.starts_with(&format!("{runtime}-")) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&file) else {
+    for (stem, dedicated) in [("wake-preempt", false), ("wake-preempt-dedicated", true)] {
+        let toml = root.join(format!("scenarios/calibration/{stem}.toml"));
+        let dir = root.join(format!("tests/fixtures/calibration/{stem}"));
+        let Ok(scenario) = load_scenario(&toml) else {
             continue;
         };
-        let Ok(m) = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2) else {
-            continue;
-        };
-        let us = |t: poolsim::time::SimTime| t.as_nanos() as f64 / 1000.0;
-        // (end of an item, gap to the thread's next item) on the sleeps' threads.
-        let mut sleeps: Vec<_> = m
-            .trace
-            .items
-            .iter()
-            .filter(|i| groups[i.group as usize] == "sleeps")
-            .collect();
-        sleeps.sort_by_key(|i| (i.thread, i.started));
-        let gaps: Vec<(f64, f64)> = sleeps
-            .windows(2)
-            .filter(|w| w[0].thread == w[1].thread && w[1].queued < w[0].finished)
-            .map(|w| (us(w[0].finished), us(w[1].started) - us(w[0].finished)))
-            .collect();
-        for item in &m.trace.items {
-            let Some(d) = groups[item.group as usize].strip_prefix("wait-") else {
+        let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+        for file in sorted_files(&dir, "txt") {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            if !name.starts_with(&format!("{runtime}-")) {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
-            let Ok(d) = d.parse::<f64>() else { continue };
-            let due = us(item.started) + d * 1000.0;
+            let Ok(m) = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2) else {
+                continue;
+            };
+            out.extend(releases(&m.trace.items, &groups, dedicated, runtime));
+        }
+    }
+    out
+}
+
+/// The waits of one calibration run's releases (µs).
+fn releases(
+    items: &[poolsim::trace::ItemRecord],
+    groups: &[String],
+    dedicated: bool,
+    runtime: &str,
+) -> Vec<f64> {
+    let us = |t: poolsim::time::SimTime| t.as_nanos() as f64 / 1000.0;
+    // (end of an item, gap to the thread's next item) on the sleeps' threads.
+    let mut sleeps: Vec<_> = items
+        .iter()
+        .filter(|i| groups[i.group as usize] == "sleeps")
+        .collect();
+    sleeps.sort_by_key(|i| (i.thread, i.started));
+    let gaps: Vec<(f64, f64)> = sleeps
+        .windows(2)
+        .filter(|w| w[0].thread == w[1].thread && w[1].queued < w[0].finished)
+        .map(|w| (us(w[0].finished), us(w[1].started) - us(w[0].finished)))
+        .collect();
+    let waiters: Vec<(f64, f64, f64)> = items
+        .iter()
+        .filter_map(|i| {
+            let d: f64 = groups[i.group as usize]
+                .strip_prefix("wait-")?
+                .parse()
+                .ok()?;
+            Some((us(i.started), d * 1000.0, us(i.finished)))
+        })
+        .collect();
+    let mut out = Vec::new();
+    if dedicated {
+        // The release is dated from the end of the released thread's
+        // 30 ms of CPU; the releasing thread's sleep ended just before it.
+        let cpu = 30.0 * cpu_second_median(runtime);
+        for &(_, _, finished) in &waiters {
+            let released = finished - cpu;
+            let nearest = gaps
+                .iter()
+                .filter(|(end, _)| (released - 3000.0..=released + 1500.0).contains(end))
+                .min_by(|a, b| (a.0 - released).abs().total_cmp(&(b.0 - released).abs()));
+            out.extend(nearest.map(|&(_, gap)| gap));
+        }
+    } else {
+        // One thread works through the sleeps, so it releases every waiter
+        // within one sleep after the delay is due: the largest gap there.
+        // The reading needs that one thread: runs whose sleeps before the
+        // last release ran on more threads (the pool added some) tell nothing.
+        let last_due = waiters.iter().map(|w| w.0 + w.1).fold(0.0, f64::max);
+        let threads: std::collections::HashSet<u32> = sleeps
+            .iter()
+            .filter(|i| us(i.started) <= last_due + 60_000.0)
+            .map(|i| i.thread)
+            .collect();
+        if threads.len() != 1 {
+            return out;
+        }
+        for &(started, d, _) in &waiters {
+            let due = started + d;
             let wait = gaps
                 .iter()
                 .filter(|(end, _)| (due..=due + 60_000.0).contains(end))

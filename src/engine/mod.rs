@@ -29,7 +29,7 @@
 //!   releases such a waiter, when the waiter goes on computing and no core
 //!   is free, is preempted by it and goes on only after its wait for the
 //!   core (`[threads] wake_preempt_us`, measured on one core with
-//!   `scenarios/calibration/wake-preempt.toml`): the engine's one piece of
+//!   `scenarios/calibration/wake-preempt*.toml`): the engine's one piece of
 //!   the OS scheduler beyond processor sharing.
 //!
 //! Execution inside a thread is a stack of frames (an item's steps, a

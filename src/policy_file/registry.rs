@@ -256,7 +256,7 @@ mod tests {
             // net8 was measured on Linux, whose TickCount steps every 4 ms,
             // whose sleeps return late and whose gate ticks drift, and on
             // this machine, whose CPU rate, pool start-up and thread starts
-            // vary run to run.
+            // vary run to run, and whose scheduler preempts a waking thread.
             gate: GateConfig {
                 tick_count: p.gate.tick_count,
                 drift: p.gate.drift.clone(),
@@ -266,6 +266,7 @@ mod tests {
                 start_latency: p.threads.start_latency.clone(),
                 first_start_latency: p.threads.first_start_latency.clone(),
                 sleep_overshoot: p.threads.sleep_overshoot.clone(),
+                wake_preemption: p.threads.wake_preemption.clone(),
                 cpu_second: p.threads.cpu_second.clone(),
                 ..q.threads.clone()
             },
