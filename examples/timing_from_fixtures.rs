@@ -67,6 +67,7 @@ use std::path::{Path, PathBuf};
 use poolsim::measure::measured;
 use poolsim::scenario::load::load_scenario;
 use poolsim::scenario::{Scenario, Step};
+use poolsim::trace::Trace;
 
 /// The median CPU rate of `runtime` (ms a `cpu_ms` step of 1000 ms takes,
 /// the policies' `cpu_second_ms` medians), to date a release from the end
@@ -86,25 +87,35 @@ fn wake_preemptions(root: &Path, runtime: &str) -> Vec<f64> {
     for (stem, dedicated) in [("wake-preempt", false), ("wake-preempt-dedicated", true)] {
         let toml = root.join(format!("scenarios/calibration/{stem}.toml"));
         let dir = root.join(format!("tests/fixtures/calibration/{stem}"));
-        let Ok(scenario) = load_scenario(&toml) else {
+        let Some((scenario, traces)) = recordings(&toml, &dir, runtime) else {
             continue;
         };
         let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-        for file in sorted_files(&dir, "txt") {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            if !name.starts_with(&format!("{runtime}-")) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let Ok(m) = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2) else {
-                continue;
-            };
-            out.extend(releases(&m.trace.items, &groups, dedicated, runtime));
+        for trace in traces {
+            out.extend(releases(&trace.items, &groups, dedicated, runtime));
         }
     }
     out
+}
+
+/// `toml`'s scenario and the runs of `runtime` recorded in `dir`
+/// (`RUNTIME-K.txt`), parsed.
+fn recordings(toml: &Path, dir: &Path, runtime: &str) -> Option<(Scenario, Vec<Trace>)> {
+    let scenario = load_scenario(toml).ok()?;
+    let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
+    let traces = sorted_files(dir, "txt")
+        .into_iter()
+        .filter(|file| {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with(&format!("{runtime}-"))
+        })
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(&file).ok()?;
+            let m = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2).ok()?;
+            Some(m.trace)
+        })
+        .collect();
+    Some((scenario, traces))
 }
 
 /// The waits of one calibration run's releases (µs).
@@ -201,24 +212,12 @@ fn runs(root: &Path, runtime: &str) -> Vec<(Scenario, Vec<Item>)> {
     }
     let mut out = Vec::new();
     for (toml, dir) in sets {
-        let Ok(scenario) = load_scenario(&toml) else {
+        let Some((scenario, traces)) = recordings(&toml, &dir, runtime) else {
             continue;
         };
-        let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-        for file in sorted_files(&dir, "txt") {
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
-            if !name.starts_with(&format!("{runtime}-")) {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&file) else {
-                continue;
-            };
-            let Ok(m) = measured::parse(&text, &groups, &scenario.name, runtime, 0, 2) else {
-                continue;
-            };
+        for trace in traces {
             let us = |t: poolsim::time::SimTime| t.as_nanos() as f64 / 1000.0;
-            let items = m
-                .trace
+            let items = trace
                 .items
                 .iter()
                 .map(|i| Item {
