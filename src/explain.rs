@@ -23,6 +23,10 @@
 //!   `GateThreadStart`, dotnet/runtime `PortableThreadPool.GateThread.cs`,
 //!   mono `threadpool-worker-default.c` `monitor_thread`); .NET 2.0's NT
 //!   rule (`GrowWorkerThreadPoolIfStarvation`) in [`crate::policy::net20`].
+//!   The CPU reading is the policy's (`[gate] cpu_reading`): a share of all
+//!   processors, except .NET Core 3.1 on Linux, whose reading is a share of
+//!   one processor and goes past 100 % on more than one core (two busy
+//!   threads on two cores read 200 %).
 //! - `Warmup`, `Initializing`, `ClimbingMove`, `Stabilizing`: a hill-climbing
 //!   sample (`HillClimbing::Update`): the throughput over the sample, the
 //!   square wave's magnitude and phase, the Goertzel components of thread
