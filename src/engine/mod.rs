@@ -500,6 +500,9 @@ struct World<'a, S: TraceSink> {
     /// the CPU generation it is for: replaced, not superseded, when the
     /// jobs change.
     cpu_check: Option<(EventKey, u64)>,
+    /// One pending arrival kept beside the heap (a group's next submission;
+    /// with one group arriving at a time, every arrival), merged by key.
+    arrival: Option<(EventKey, u32)>,
 
     cpu: Cpu,
     cpu_generation: u64,
@@ -623,6 +626,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             fifos: Default::default(),
             idle_deadlines: IdleDeadlines::default(),
             cpu_check: None,
+            arrival: None,
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
             cpu_finished: Vec::new(),
@@ -701,8 +705,14 @@ impl<'a, S: TraceSink> World<'a, S> {
     fn schedule(&mut self, at: SimTime, kind: EventKind) {
         let at = at.max(self.now);
         self.seq += 1;
-        self.events
-            .push(Reverse((EventKey { at, seq: self.seq }, kind)));
+        let key = EventKey { at, seq: self.seq };
+        if let EventKind::Arrival(g) = kind
+            && self.arrival.is_none()
+        {
+            self.arrival = Some((key, g));
+            return;
+        }
+        self.events.push(Reverse((key, kind)));
     }
 
     /// The time a `cpu_ms` step of `d` takes on a core of its own in this
@@ -771,6 +781,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             Fifo(usize),
             Idle,
             Cpu,
+            Arrival,
         }
         let mut best = self
             .events
@@ -792,6 +803,9 @@ impl<'a, S: TraceSink> World<'a, S> {
         if let Some((key, _)) = self.cpu_check {
             consider(key, From::Cpu);
         }
+        if let Some((key, _)) = self.arrival {
+            consider(key, From::Arrival);
+        }
         match best?.1 {
             From::Heap => self.events.pop().map(|Reverse(event)| event),
             From::Fifo(i) => self.fifos[i].pop_front(),
@@ -803,6 +817,10 @@ impl<'a, S: TraceSink> World<'a, S> {
                 .cpu_check
                 .take()
                 .map(|(key, generation)| (key, EventKind::CpuCheck(generation))),
+            From::Arrival => self
+                .arrival
+                .take()
+                .map(|(key, g)| (key, EventKind::Arrival(g))),
         }
     }
 
