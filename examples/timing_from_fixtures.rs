@@ -65,19 +65,20 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use poolsim::measure::measured;
+use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::load_scenario;
 use poolsim::scenario::{Scenario, Step};
 use poolsim::trace::Trace;
 
-/// The median CPU rate of `runtime` (ms a `cpu_ms` step of 1000 ms takes,
-/// the policies' `cpu_second_ms` medians), to date a release from the end
-/// of the released thread's 30 ms of CPU.
+/// The median CPU rate of `runtime`'s model (ms a `cpu_ms` step of 1000 ms
+/// takes: the middle of its `cpu_second_ms` quantiles), to date a release
+/// from the end of the released thread's 30 ms of CPU.
 fn cpu_second_median(runtime: &str) -> f64 {
-    match runtime {
-        "coreclr3" => 1015.0,
-        "net8" => 1025.0,
-        _ => 1017.0,
-    }
+    let Ok(policy) = resolve_policy(runtime) else {
+        return 1000.0;
+    };
+    let q = policy.threads.cpu_second.quantiles();
+    q[q.len() / 2].as_nanos() as f64 / 1e6
 }
 
 /// Every release's wait for the core in the two wake-up preemption

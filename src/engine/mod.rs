@@ -729,11 +729,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// When a `Thread.Sleep(d)` started now returns: `d` late by the
     /// policy's measured overshoot (drawn from the `sleep-overshoot` stream).
     fn sleep_end(&mut self, d: SimDuration) -> SimTime {
-        let late = match self.sleep_rng.as_mut() {
-            Some(rng) => self.sleep_overshoot.draw(rng),
-            None => self.sleep_overshoot.min(),
-        };
-        self.now + d + late
+        self.now + d + self.sleep_overshoot.draw_from(self.sleep_rng.as_mut())
     }
 
     /// When a timer of `d` created now is due: `d` after now, or, on a
@@ -752,10 +748,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// the policy's sleep overshoot (a timed wait like `Thread.Sleep`), from
     /// the `timer-overshoot` stream.
     fn timer_wake(&mut self, due: SimTime) -> SimTime {
-        match self.timer_rng.as_mut() {
-            Some(rng) => due + self.sleep_overshoot.draw(rng),
-            None => due + self.sleep_overshoot.min(),
-        }
+        due + self.sleep_overshoot.draw_from(self.timer_rng.as_mut())
     }
 
     /// Schedules `kind` at `at` in `fifo`, or in the heap if it is due
@@ -1082,10 +1075,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// A new pool thread's start latency: drawn from the `thread-start`
     /// stream when the policy measured it as a distribution.
     fn thread_start_latency(&mut self) -> SimDuration {
-        match self.start_rng.as_mut() {
-            Some(rng) => self.start_latency.draw(rng),
-            None => self.start_latency.min(),
-        }
+        self.start_latency.draw_from(self.start_rng.as_mut())
     }
 
     /// A dedicated thread (`new Thread`) that runs `frame` and exits.
@@ -1214,6 +1204,20 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.continuations.push(Some(frames));
         id
     }
+}
+
+/// Whether `waiter`'s item goes on with CPU work (`cpu_ms`, `busy_ms`) once
+/// released from its current step.
+fn next_step_is_cpu<S: TraceSink>(world: &World<'_, S>, waiter: ThreadId) -> bool {
+    let Some(&Frame::Item(item)) = world.threads[waiter as usize].frames.last() else {
+        return false;
+    };
+    let state = world.items.get(item);
+    let body = &world.scenario.groups[state.group as usize].body;
+    matches!(
+        body.get(state.step as usize + 1),
+        Some(Step::Cpu(_) | Step::Busy(_))
+    )
 }
 
 impl<S: TraceSink> PoolControl for World<'_, S> {
@@ -1681,20 +1685,14 @@ impl<S: TraceSink> Engine<'_, S> {
     /// slice (`threads.wake_preempt_us`, drawn per release). True when `t`
     /// now waits for its core.
     fn preempted_by(&mut self, t: ThreadId, waiter: ThreadId) -> bool {
-        if self.world.wake_preemption.is_none()
-            || !self.next_step_is_cpu(waiter)
-            || !self.world.cpu.taken_with_one_more()
-        {
-            return false;
-        }
         let world = &mut self.world;
         let Some(preemption) = &world.wake_preemption else {
             return false;
         };
-        let slice = match world.preempt_rng.as_mut() {
-            Some(rng) => preemption.draw(rng),
-            None => preemption.min(),
-        };
+        if !world.cpu.taken_with_one_more() || !next_step_is_cpu(world, waiter) {
+            return false;
+        }
+        let slice = preemption.draw_from(world.preempt_rng.as_mut());
         if S::ENABLED {
             self.world
                 .record(TraceEvent::Decision(Decision::WakePreempted {
@@ -1708,20 +1706,6 @@ impl<S: TraceSink> Engine<'_, S> {
         self.world
             .schedule(self.world.now + slice, EventKind::StepDone(t, generation));
         true
-    }
-
-    /// Whether `waiter`'s item goes on with CPU work (`cpu_ms`, `busy_ms`)
-    /// once released from its current step.
-    fn next_step_is_cpu(&mut self, waiter: ThreadId) -> bool {
-        let Some(&Frame::Item(item)) = self.world.th(waiter).frames.last() else {
-            return false;
-        };
-        let state = self.world.items.get(item);
-        let body = &self.world.scenario.groups[state.group as usize].body;
-        matches!(
-            body.get(state.step as usize + 1),
-            Some(Step::Cpu(_) | Step::Busy(_))
-        )
     }
 
     /// Runs the frames on `t`'s stack until one waits on an event (false)

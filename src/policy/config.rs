@@ -63,6 +63,12 @@ impl Spread {
         let frac = at - i as f64;
         SimDuration(lo + ((hi - lo) as f64 * frac).round() as u64)
     }
+
+    /// A value drawn from the run's stream for it, which exists only when
+    /// the spread varies (without one: the fixed value).
+    pub fn draw_from<R: Rng + ?Sized>(&self, rng: Option<&mut R>) -> SimDuration {
+        rng.map_or(self.min(), |rng| self.draw(rng))
+    }
 }
 
 /// Which model (code) interprets the constants.
