@@ -54,6 +54,11 @@
 //!   the .NET 6 time-sensitive queue, served only when every other queue is
 //!   empty (or once per dispatch quantum). Read in `pool::state`
 //!   (`TimerQueue.cs`, `ThreadPoolWorkQueue.cs`).
+//! - `GateStarted`: a gate thread created with the pool's first worker
+//!   first runs, which its first tick counts from: once the worker has
+//!   dispatched, and when CPU work takes every core only at the next
+//!   scheduler tick (`[gate] start`, measured on .NET Core 3.1). Read in
+//!   `policy::gate`.
 //! - `WakePreempted`: a pool thread ran a timer's callback that released a
 //!   thread blocked in `Task.Delay().Wait()`, which goes on computing with
 //!   no core free: Linux's scheduler runs the released thread first, and the
@@ -701,6 +706,25 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 ms(*waits)
             ),
         ),
+        Decision::GateStarted {
+            created,
+            waited_for_tick,
+            first_tick,
+        } => {
+            let how = if *waited_for_tick {
+                "the CPU work took every core, so it ran only at the scheduler tick"
+            } else {
+                "a core was free"
+            };
+            (
+                "GateStarted",
+                format!(
+                    "gate thread (created at {} ms with the pool's first worker) first runs: {how}; its first tick is due at {} ms",
+                    ms(created.since(SimTime::ZERO)),
+                    ms(first_tick.since(SimTime::ZERO))
+                ),
+            )
+        }
         Decision::ThrottleHandOff {
             kind,
             from,
@@ -801,6 +825,7 @@ impl Tally {
                 self.timer_backlog += 1;
                 self.timer_backlog_max = self.timer_backlog_max.max(*ahead);
             }
+            Decision::GateStarted { .. } => {}
             Decision::WakePreempted { waits, .. } => {
                 self.preempted += 1;
                 self.preempted_total = self.preempted_total + *waits;

@@ -337,6 +337,16 @@ pub enum Decision {
         /// How long `thread` waits for its core.
         waits: SimDuration,
     },
+    /// The gate thread, created with the pool's first worker at `created`,
+    /// first runs (`[gate] start = "with-first-thread"`): once that worker
+    /// has dispatched, and with the cores taken by CPU work only at the next
+    /// scheduler tick (`waited_for_tick`). Its first tick is due at
+    /// `first_tick`.
+    GateStarted {
+        created: SimTime,
+        waited_for_tick: bool,
+        first_tick: SimTime,
+    },
     /// A throttled item hands its slot to the next waiting one.
     ThrottleHandOff {
         kind: ThrottleKind,

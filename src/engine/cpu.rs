@@ -136,6 +136,12 @@ impl Cpu {
         self.jobs.len() as u64 + self.busy_loops + 1 >= self.cores
     }
 
+    /// Whether the jobs and busy loops take every core (spinners yield and
+    /// do not count).
+    pub fn cores_taken(&self) -> bool {
+        self.jobs.len() as u64 + self.busy_loops >= self.cores
+    }
+
     /// Total demand in percent of a core.
     fn demand(&self) -> u128 {
         u128::from(

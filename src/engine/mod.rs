@@ -1234,6 +1234,9 @@ impl<S: TraceSink> PoolControl for World<'_, S> {
         self.cpu.advance(self.now);
         self.cpu.busy_core_ns()
     }
+    fn cores_taken(&self) -> bool {
+        self.cpu.cores_taken()
+    }
     fn add_worker(&mut self, reason: ThreadReason) -> bool {
         if self.release_idle() || self.unretire() {
             return true;

@@ -164,6 +164,7 @@ impl Policy for Classic {
     }
 
     fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+        self.gate.first_thread_dispatching(pool);
         // UpdateLastDequeueTime before every ExecuteWorkRequest.
         self.last_dequeue = pool.now();
     }
@@ -209,6 +210,10 @@ impl Policy for Classic {
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if self.gate.is_start(tag) {
+            self.gate.begin(pool);
+            return;
+        }
         if !self.gate.is_tick(tag) {
             return;
         }

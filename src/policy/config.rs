@@ -145,6 +145,24 @@ pub enum CpuReading {
     OneProcessor,
 }
 
+/// When the gate thread's cadence starts, for a first tick counted from
+/// the program's first request (`first_tick`, not a phase of a gate
+/// thread already running).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateStart {
+    /// At the request that creates it.
+    AtRequest,
+    /// With the pool's first worker, which it needs a core beside: when
+    /// that worker's first dispatch starts CPU work that takes every core,
+    /// the gate thread first runs only at the next scheduler tick (the
+    /// kernel's tick is the coarse clock's step, `tick_count`: the running
+    /// thread keeps its core until a tick finds its slice used), and its
+    /// cadence starts on that tick, `first_tick` before its first check.
+    /// With a core free its first tick is as the first-tick keys say (.NET
+    /// Core 3.1 on Linux, measured: `scenarios/calibration/first-check-*.toml`).
+    WithFirstThread,
+}
+
 /// What the gate thread's first CPU-utilisation sample covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstCpuSample {
@@ -282,6 +300,8 @@ pub struct GateConfig {
     pub first_cpu_sample: FirstCpuSample,
     /// What a CPU-utilisation reading is a share of.
     pub cpu_reading: CpuReading,
+    /// When its cadence starts (for a first tick counted from the request).
+    pub start: GateStart,
 }
 
 /// `[hill_climbing]`: every constant of CoreCLR's `HillClimbing_*` config.

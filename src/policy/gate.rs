@@ -28,6 +28,17 @@
 //!   round durations, whether a tick injects a thread depends on where the
 //!   grid lies, which the program does not control (`tick_count_ms`, its
 //!   phase drawn from the seed).
+//! - Where the gate thread starts with the pool (`start =
+//!   "with-first-thread"`: .NET Core 3.1 on Linux, measured), it is created
+//!   with the pool's first worker and looks at the cores when that worker
+//!   first dispatches: when the worker's CPU work takes every core, the gate
+//!   thread first runs only at the next scheduler tick (the step of the
+//!   coarse clock), and its cadence starts there, so its first check reads
+//!   a tick count a whole step further from the worker's dequeue stamp than
+//!   the time between them. With a core free its first tick stays as the
+//!   first-tick keys say. [`GateThread::first_thread_dispatching`] and
+//!   [`GateThread::begin`] model it; `explain` narrates it
+//!   (`Decision::GateStarted`); `docs/research/coreclr3-first-starvation-check.md`.
 //! - Each tick measures the process's CPU utilisation since the previous
 //!   tick; the next tick follows `period + drift` later (a gate thread that
 //!   sleeps after its work drifts; a periodic timer does not). Where the
@@ -47,24 +58,53 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use crate::policy::PoolControl;
-use crate::policy::config::{Comparison, CpuReading, FirstCpuSample, FirstTick, GateConfig};
+use crate::policy::config::{
+    Comparison, CpuReading, FirstCpuSample, FirstTick, GateConfig, GateStart,
+};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::StarvationCheck;
+use crate::trace::{Decision, StarvationCheck};
 
 /// Wake-up tags of the gate thread: `GATE_TAG | generation << 8`.
 pub const GATE_TAG: u64 = 1;
+/// Wake-up tags of the gate thread's first run (`start =
+/// "with-first-thread"`): `GATE_START_TAG | generation << 8`.
+pub const GATE_START_TAG: u64 = 3;
+
+/// Where a gate thread that starts with the pool is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Starting {
+    /// Ticking as the policy says (or stopped).
+    No,
+    /// Created at this time, its first tick due as the policy says; waits
+    /// for the pool's first worker to dispatch.
+    ForFirstThread(SimTime),
+    /// Created at this time; the worker has dispatched: looks at the cores.
+    Ready(SimTime),
+    /// Created at this time; the cores were taken: first runs at the
+    /// scheduler tick it waits for, and its cadence starts then.
+    AtTick(SimTime),
+}
 
 #[derive(Debug)]
 pub struct GateThread {
     config: GateConfig,
     first_tick: SimDuration,
+    /// The first tick after a gate thread's first run (`first_tick_ms`),
+    /// when that run waited for a scheduler tick.
+    first_tick_after_start: SimDuration,
     /// `Environment.TickCount`'s step and the phase of its grid, if stepped.
     tick_count: Option<(u64, u64)>,
     /// The stream of the per-tick drift, when the drift is a distribution.
     drift_rng: Option<ChaCha8Rng>,
     running: bool,
+    /// Whether the gate thread is created with the pool's first worker and
+    /// may wait for a scheduler tick to first run (`start =
+    /// "with-first-thread"`, a first tick counted from the request), until
+    /// it has started once.
+    starts_with_pool: bool,
+    starting: Starting,
     /// Invalidates ticks scheduled before a stop.
     generation: u64,
     idle_ticks: u32,
@@ -79,17 +119,25 @@ pub struct GateThread {
 impl GateThread {
     pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
         let period = config.period.as_nanos().max(1);
+        let one_core = scenario.machine.cores == 1;
         let tiered = match (
             &config.first_tick_tiered_one_core,
             &config.first_tick_tiered,
         ) {
-            (Some(one_core), _) if scenario.machine.cores == 1 => Some(one_core),
-            (_, tiered) => tiered.as_ref(),
+            (Some(one_core_tick), _) if one_core => Some((one_core_tick, true)),
+            (_, tiered) => tiered.as_ref().map(|t| (t, false)),
         };
-        let unforced = match tiered {
-            Some(tiered) if scenario.pool.tiered_compilation => tiered,
-            _ => &config.first_tick,
+        // Whether the first tick counts from the program's request (the gate
+        // thread is created by it), not a phase of a gate already running.
+        let (unforced, from_request) = match tiered {
+            Some((tiered, from_request)) if scenario.pool.tiered_compilation => {
+                (tiered, from_request)
+            }
+            _ => (&config.first_tick, true),
         };
+        let starts_with_pool = config.start == GateStart::WithFirstThread
+            && scenario.pool.gate_phase.is_none()
+            && from_request;
         let first_tick = match (scenario.pool.gate_phase, unforced) {
             (Some(phase), _) => phase,
             (None, FirstTick::After(d)) => *d,
@@ -107,12 +155,19 @@ impl GateThread {
         });
         let drift_rng = (!config.drift.is_fixed())
             .then(|| rng::stream(scenario.seed, &format!("{stream_name}/drift")));
+        let first_tick_after_start = match config.first_tick {
+            FirstTick::After(d) => d,
+            FirstTick::Random | FirstTick::Measured(_) => config.period + config.period,
+        };
         GateThread {
             config: config.clone(),
             first_tick,
+            first_tick_after_start,
             tick_count,
             drift_rng,
             running: false,
+            starts_with_pool,
+            starting: Starting::No,
             generation: 0,
             idle_ticks: 0,
             last_tick: SimTime::ZERO,
@@ -126,9 +181,18 @@ impl GateThread {
         GATE_TAG | (self.generation << 8)
     }
 
+    fn start_tag(&self) -> u64 {
+        GATE_START_TAG | (self.generation << 8)
+    }
+
     /// Whether `tag` is this gate thread's current tick.
     pub fn is_tick(&self, tag: u64) -> bool {
         self.running && tag == self.tag()
+    }
+
+    /// Whether `tag` is this gate thread's first run (see [`GateThread::begin`]).
+    pub fn is_start(&self, tag: u64) -> bool {
+        self.running && self.starting != Starting::No && tag == self.start_tag()
     }
 
     /// Starts (or restarts) ticking; called on every thread request.
@@ -140,9 +204,72 @@ impl GateThread {
         self.running = true;
         self.generation += 1;
         let now = pool.now();
+        if self.starts_with_pool {
+            // Created with the pool's first worker: looks at the cores when
+            // it dispatches.
+            self.starts_with_pool = false;
+            self.starting = Starting::ForFirstThread(now);
+        }
+        self.start_ticking(pool, now, self.first_tick);
+    }
+
+    /// The first tick comes `first_tick` after `now`.
+    fn start_ticking(&mut self, pool: &mut dyn PoolControl, now: SimTime, first_tick: SimDuration) {
         self.last_tick = now;
         self.last_tick_busy_ns = pool.cpu_busy_core_ns();
-        pool.wake_at(now + self.first_tick, self.tag());
+        pool.wake_at(now + first_tick, self.tag());
+    }
+
+    /// A pool thread is about to dispatch (`UpdateLastDequeueTime`): the
+    /// pool's start-up is over, so a gate thread created with it is ready to
+    /// run. It looks at the cores once this instant's work has started
+    /// ([`GateThread::begin`]).
+    pub fn first_thread_dispatching(&mut self, pool: &mut dyn PoolControl) {
+        if let Starting::ForFirstThread(created) = self.starting {
+            self.starting = Starting::Ready(created);
+            pool.wake_at(pool.now(), self.start_tag());
+        }
+    }
+
+    /// The gate thread's first run, once the pool's first worker has
+    /// dispatched (its [`GateThread::is_start`] wake-up). With a core free
+    /// it runs at once and its first tick stays as the policy's first-tick
+    /// keys say. With the CPU work taking every core it runs only at the
+    /// next scheduler tick (the coarse clock's step): its cadence, and the
+    /// tick count its checks read, start on that tick, `first_tick_ms`
+    /// before its first check.
+    pub fn begin(&mut self, pool: &mut dyn PoolControl) {
+        let now = pool.now();
+        match self.starting {
+            Starting::Ready(created) => match self.tick_count {
+                Some((step, phase)) if pool.cores_taken() => {
+                    let next = ((now.as_nanos() + phase) / step + 1) * step - phase;
+                    self.starting = Starting::AtTick(created);
+                    // The tick due from the request is dropped.
+                    self.generation += 1;
+                    pool.wake_at(SimTime(next), self.start_tag());
+                }
+                _ => {
+                    self.starting = Starting::No;
+                    pool.decision(Decision::GateStarted {
+                        created,
+                        waited_for_tick: false,
+                        first_tick: created + self.first_tick,
+                    });
+                }
+            },
+            Starting::AtTick(created) => {
+                self.starting = Starting::No;
+                let first_tick = self.first_tick_after_start;
+                pool.decision(Decision::GateStarted {
+                    created,
+                    waited_for_tick: true,
+                    first_tick: now + first_tick,
+                });
+                self.start_ticking(pool, now, first_tick);
+            }
+            Starting::No | Starting::ForFirstThread(_) => {}
+        }
     }
 
     /// Measures CPU utilisation since the previous tick and schedules the

@@ -78,6 +78,12 @@ pub trait PoolControl {
     fn counts(&self) -> PoolCounts;
     /// Core-nanoseconds of CPU used since the run started.
     fn cpu_busy_core_ns(&mut self) -> u128;
+    /// Whether the CPU work running now (computing threads, busy loops)
+    /// leaves no core free for another thread to run at once. Only the
+    /// simulator schedules cores; on real threads the OS does (false).
+    fn cores_taken(&self) -> bool {
+        false
+    }
     /// Releases an idle worker, else brings back a retired one, else creates
     /// a thread. Returns false when none is possible (`max_threads` reached).
     fn add_worker(&mut self, reason: ThreadReason) -> bool;

@@ -219,6 +219,12 @@ impl Policy for Mono {
         self.unpark_or_create(pool, ThreadReason::Demand);
     }
 
+    fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+        // A monitor thread that starts with the pool runs once a worker
+        // dispatches (`[gate] start`; Mono's is "at-request").
+        self.gate.first_thread_dispatching(pool);
+    }
+
     fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
         let now = pool.now();
         self.last_completion = now;
@@ -253,6 +259,10 @@ impl Policy for Mono {
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if self.gate.is_start(tag) {
+            self.gate.begin(pool);
+            return;
+        }
         if !self.gate.is_tick(tag) {
             return;
         }

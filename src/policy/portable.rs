@@ -279,6 +279,7 @@ impl Policy for Portable {
     }
 
     fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+        self.gate.first_thread_dispatching(pool);
         self.last_dequeue = pool.now();
     }
 
@@ -352,6 +353,10 @@ impl Policy for Portable {
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+        if self.gate.is_start(tag) {
+            self.gate.begin(pool);
+            return;
+        }
         if tag & 0xff == BLOCKING_TAG {
             if tag >> 8 == self.adjustment_generation && self.adjustment_scheduled {
                 self.adjustment_scheduled = false;

@@ -20,7 +20,7 @@ use super::raw::{
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
     BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
-    HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig,
+    GateStart, HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig,
     RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
     TimerQueueChoice, TimersConfig,
 };
@@ -46,6 +46,11 @@ const COMPARISONS: &[(&str, Comparison)] = &[
 const CPU_READINGS: &[(&str, CpuReading)] = &[
     ("all-processors", CpuReading::AllProcessors),
     ("one-processor", CpuReading::OneProcessor),
+];
+
+const GATE_STARTS: &[(&str, GateStart)] = &[
+    ("at-request", GateStart::AtRequest),
+    ("with-first-thread", GateStart::WithFirstThread),
 ];
 
 const FIRST_CPU_SAMPLES: &[(&str, FirstCpuSample)] = &[
@@ -807,6 +812,11 @@ fn build_gate(raw: &RawPolicy, r: &mut Report<'_>) -> GateConfig {
                 choose(s, CPU_READINGS, "CPU reading")
             })
             .unwrap_or(CpuReading::AllProcessors),
+        start: g
+            .get(r, "start", &g.raw.start, |s| {
+                choose(s, GATE_STARTS, "gate start")
+            })
+            .unwrap_or(GateStart::AtRequest),
     }
 }
 

@@ -74,6 +74,7 @@ pub(super) struct RawGate {
     pub idle_ticks_before_stop: Option<Spanned<Number>>,
     pub first_cpu_sample: Option<Spanned<String>>,
     pub cpu_reading: Option<Spanned<String>>,
+    pub start: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -95,8 +95,9 @@ pub(super) fn known_builtins() -> String {
 mod tests {
     use crate::policy::config::{
         BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick,
-        GateConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode, Spread,
-        ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice, TimersConfig,
+        GateConfig, GateStart, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode,
+        Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice,
+        TimersConfig,
     };
     use crate::policy_file::parse_policy;
     use crate::policy_file::test_support::{builtin, net_classic};
@@ -166,7 +167,8 @@ mod tests {
         );
         // Measured here: a run's CPU rate against the harness's calibration,
         // the first pool thread's start, and (tiered compilation on) the
-        // gate's first tick, one processor or more.
+        // gate's first tick, one processor or more; and the gate thread's
+        // first run, which waits for a scheduler tick on taken cores.
         assert!(!p.threads.cpu_second.is_fixed());
         assert!(!p.threads.first_start_latency.is_fixed());
         assert!(matches!(
@@ -177,6 +179,8 @@ mod tests {
             p.gate.first_tick_tiered_one_core,
             Some(FirstTick::Measured(_))
         ));
+        assert_eq!(p.gate.start, GateStart::WithFirstThread);
+        assert_eq!(classic.gate.start, GateStart::AtRequest);
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
         // The PAL's CPU reading is not a share of all processors.
         assert_eq!(p.gate.cpu_reading, CpuReading::OneProcessor);

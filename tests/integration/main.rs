@@ -10,6 +10,7 @@ mod deadlock;
 mod determinism;
 mod explain;
 mod fuzz;
+mod gate_start;
 mod generated;
 mod import;
 mod invariants;
