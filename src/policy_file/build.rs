@@ -609,6 +609,24 @@ pub(super) fn build_policy(raw: &RawPolicy, file: &str, r: &mut Report<'_>) -> P
             )),
         );
     }
+    // 2.0's gate (its own model, `policy::net20`) starts with its first
+    // request; it does not model a start with the pool.
+    if wants(ModelKind::Net20) && gate.start != GateStart::AtRequest {
+        let span = raw
+            .gate
+            .as_ref()
+            .and_then(|g| g.get_ref().start.as_ref().map(Spanned::span))
+            .unwrap_or(0..0);
+        r.error(
+            span,
+            "gate.start",
+            Problem::new(
+                "model = \"net20\" does not model a gate thread that starts with the pool"
+                    .to_string(),
+            )
+            .help("write start = \"at-request\", as policies/net20-sp1.toml does"),
+        );
+    }
 
     PolicyConfig {
         name,
@@ -1203,6 +1221,28 @@ mod tests {
         assert_eq!(e.len(), 1, "{e}");
         assert_eq!(e.path(), Some("dispatch.max_outstanding_requests_per_core"));
         assert!(e.to_string().contains("no managed request cap"), "{e}");
+    }
+
+    #[test]
+    fn the_gate_start_is_one_of_its_words_and_net20_has_only_at_request() {
+        let classic = builtin_text("net-classic.toml");
+        let with_pool = classic.replace("start = \"at-request\"", "start = \"with-first-thread\"");
+        assert_ne!(with_pool, classic);
+        let p = parse_policy(&with_pool, "p.toml").unwrap();
+        assert_eq!(p.gate.start, GateStart::WithFirstThread);
+        let unknown = classic.replace("start = \"at-request\"", "start = \"at-boot\"");
+        let e = parse_policy(&unknown, "p.toml").unwrap_err();
+        assert_eq!(e.path(), Some("gate.start"));
+        assert!(e.to_string().contains("with-first-thread"), "{e}");
+        let sp1 = builtin_text("net20-sp1.toml");
+        let e = parse_policy(
+            &sp1.replace("start = \"at-request\"", "start = \"with-first-thread\""),
+            "p.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e}");
+        assert_eq!(e.path(), Some("gate.start"));
+        assert!(e.to_string().contains("at-request"), "{e}");
     }
 
     #[test]
