@@ -277,6 +277,11 @@ impl GateThread {
     /// adjustment is pending). Returns whether the tick should check for
     /// starvation.
     pub fn tick(&mut self, pool: &mut dyn PoolControl, busy: bool) -> bool {
+        // A gate thread that ticks before any worker dispatched has run:
+        // nothing is left to wait for.
+        if let Starting::ForFirstThread(_) = self.starting {
+            self.starting = Starting::No;
+        }
         let now = pool.now();
         let total = pool.cpu_busy_core_ns();
         let elapsed = u128::from(now.since(self.last_tick).as_nanos());
