@@ -59,6 +59,11 @@
 //!   dispatched, and when CPU work takes every core only at the next
 //!   scheduler tick (`[gate] start`, measured on .NET Core 3.1). Read in
 //!   `policy::gate`.
+//! - `MainThreadWaited`: on one core the program's main thread, once it
+//!   created the pool's first worker, lost the core to it and submits again
+//!   only when the worker leaves it free or at a scheduler tick
+//!   (`[threads] main_yields_to_first_worker`, measured on .NET Core 3.1).
+//!   Read in the engine (`Engine::main_resume`).
 //! - `WakePreempted`: a pool thread ran a timer's callback that released a
 //!   thread blocked in `Task.Delay().Wait()`, which goes on computing with
 //!   no core free: Linux's scheduler runs the released thread first, and the
@@ -725,6 +730,23 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 ),
             )
         }
+        Decision::MainThreadWaited {
+            since,
+            waited_for_tick,
+        } => {
+            let how = if *waited_for_tick {
+                "the worker computes, so at the scheduler tick"
+            } else {
+                "the worker left it free"
+            };
+            (
+                "MainThreadWaited",
+                format!(
+                    "main thread gets the one core back ({how}) and submits again; it lost it at {} ms to the pool's first worker",
+                    ms(since.since(SimTime::ZERO))
+                ),
+            )
+        }
         Decision::ThrottleHandOff {
             kind,
             from,
@@ -825,7 +847,7 @@ impl Tally {
                 self.timer_backlog += 1;
                 self.timer_backlog_max = self.timer_backlog_max.max(*ahead);
             }
-            Decision::GateStarted { .. } => {}
+            Decision::GateStarted { .. } | Decision::MainThreadWaited { .. } => {}
             Decision::WakePreempted { waits, .. } => {
                 self.preempted += 1;
                 self.preempted_total = self.preempted_total + *waits;

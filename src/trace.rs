@@ -347,6 +347,14 @@ pub enum Decision {
         waited_for_tick: bool,
         first_tick: SimTime,
     },
+    /// The program's main thread, off the one core since `since` (when it
+    /// created the pool's first worker), gets it back and goes on submitting
+    /// (`threads.main_yields_to_first_worker`): when the worker left it
+    /// free, or at a scheduler tick while it computes (`waited_for_tick`).
+    MainThreadWaited {
+        since: SimTime,
+        waited_for_tick: bool,
+    },
     /// A throttled item hands its slot to the next waiting one.
     ThrottleHandOff {
         kind: ThrottleKind,

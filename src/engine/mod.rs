@@ -202,6 +202,10 @@ enum EventKind {
     PolicyWake(u64),
     /// An idle (or retired) thread's wait for work times out.
     IdleTimeout(ThreadId, u64),
+    /// The main thread, off the one core since it created the pool's first
+    /// worker, looks whether it gets the core back (`threads.main_yields_to_first_worker`);
+    /// `true` once it has waited for a scheduler tick.
+    MainResume(bool),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -542,6 +546,16 @@ struct World<'a, S: TraceSink> {
     wake_preemption: Option<crate::policy::config::Spread>,
     preempt_rng: Option<ChaCha8Rng>,
 
+    /// The main thread, on one core, loses it to the pool's first worker
+    /// (`threads.main_yields_to_first_worker`); `main_waiting` holds the
+    /// groups whose submissions wait meanwhile, in arrival order.
+    main_yields: bool,
+    main_waiting: Option<Vec<u32>>,
+    /// When the main thread lost the core, while it waits (for `explain`).
+    main_waiting_since: SimTime,
+    /// Whether its return is scheduled.
+    main_resume_scheduled: bool,
+
     /// Queues, thread requests and timers (shared with the native pool).
     pool: PoolState<Work, TimerAction>,
     /// `Enumerable.Range` is a list: `Parallel.ForEach` over it partitions as `For`.
@@ -674,6 +688,10 @@ impl<'a, S: TraceSink> World<'a, S> {
                 .filter(|w| *w != crate::policy::config::Spread::fixed(SimDuration::ZERO)),
             preempt_rng: (!config.threads.wake_preemption.is_fixed())
                 .then(|| rng::stream(scenario.seed, "wake-preempt")),
+            main_yields: config.threads.main_yields_to_first_worker && cores == 1,
+            main_waiting: None,
+            main_waiting_since: SimTime::ZERO,
+            main_resume_scheduled: false,
             pool: PoolState::new(config, cores, scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
@@ -1405,6 +1423,14 @@ impl<S: TraceSink> Engine<'_, S> {
                     ThreadKind::Pool => {
                         self.world.tally.starting -= 1;
                         self.worker_loop(t, WorkerNext::Seek);
+                        // The first worker has dispatched and its work has
+                        // started: the main thread, waiting for the core,
+                        // looks whether it gets it.
+                        if self.world.main_waiting.is_some() && !self.world.main_resume_scheduled {
+                            self.world.main_resume_scheduled = true;
+                            self.world
+                                .schedule(self.world.now, EventKind::MainResume(false));
+                        }
                     }
                     ThreadKind::Dedicated | ThreadKind::Main => self.resume(t),
                 }
@@ -1448,6 +1474,7 @@ impl<S: TraceSink> Engine<'_, S> {
                 self.request_thread(RequestCause::Enqueue);
             }
             EventKind::PolicyWake(tag) => self.policy.wake(&mut self.world, tag),
+            EventKind::MainResume(waited) => self.main_resume(waited),
             EventKind::IdleTimeout(t, generation) => {
                 let th = self.world.th(t);
                 debug_assert_eq!(th.generation, generation, "a stale idle timeout");
@@ -1535,6 +1562,11 @@ impl<S: TraceSink> Engine<'_, S> {
     }
 
     fn arrival(&mut self, g: u32) {
+        if let Some(waiting) = self.world.main_waiting.as_mut() {
+            // The main thread is off the core: this group's submissions wait.
+            waiting.push(g);
+            return;
+        }
         let group = &self.world.scenario.groups[g as usize];
         if group.from == Origin::Pool {
             // Task.Run(() => { ...submit... }) from the main thread.
@@ -1571,7 +1603,12 @@ impl<S: TraceSink> Engine<'_, S> {
             if state.next_at > self.world.now {
                 return Some(state.next_at);
             }
+            let created_first = from.is_none()
+                && self.world.main_yields
+                && self.world.tally.existing == 0
+                && self.world.tally.retired.is_empty();
             self.submit_task(g, from);
+            let created_first = created_first && self.world.tally.existing > 0;
             let state = &mut self.world.groups[g as usize];
             state.submitted += 1;
             match &group.arrival {
@@ -1585,6 +1622,44 @@ impl<S: TraceSink> Engine<'_, S> {
                     }
                 }
             }
+            if created_first {
+                // One core: the new worker takes it; the main thread's next
+                // submissions wait for it (see `main_resume`).
+                self.world.main_yields = false;
+                self.world.main_waiting = Some(vec![g]);
+                self.world.main_waiting_since = self.world.now;
+                return None;
+            }
+        }
+    }
+
+    /// The main thread, waiting for the one core since it created the pool's
+    /// first worker, gets it back now if the worker's work left it free,
+    /// else at the next scheduler tick (the `TickCount` grid); its waiting
+    /// groups then submit what is due.
+    fn main_resume(&mut self, waited: bool) {
+        if !waited
+            && self.world.cpu.cores_taken()
+            && let Some((step, phase)) = self.world.timer_grid
+        {
+            let now = self.world.now.as_nanos();
+            let next = ((now + phase) / step + 1) * step - phase;
+            self.world
+                .schedule(SimTime(next), EventKind::MainResume(true));
+            return;
+        }
+        let Some(waiting) = self.world.main_waiting.take() else {
+            return;
+        };
+        if S::ENABLED {
+            let decision = Decision::MainThreadWaited {
+                since: self.world.main_waiting_since,
+                waited_for_tick: waited,
+            };
+            self.world.record(TraceEvent::Decision(decision));
+        }
+        for g in waiting {
+            self.world.schedule(self.world.now, EventKind::Arrival(g));
         }
     }
 

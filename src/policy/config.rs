@@ -237,6 +237,12 @@ pub struct ThreadsConfig {
     /// harness's calibration, which takes the fastest of its trials, and
     /// the machine's other work), fixed 1000 ms = exact.
     pub cpu_second: Spread,
+    /// On a machine with one core, whether the program's main thread, once
+    /// it has created the pool's first worker, loses the core to it: it
+    /// submits nothing more until that worker leaves the core (its work
+    /// blocks, or it finds none), or, while the worker computes, until the
+    /// next scheduler tick (the `timers.tick_count` grid).
+    pub main_yields_to_first_worker: bool,
 }
 
 /// When the gate thread's first tick comes after it starts.

@@ -717,6 +717,14 @@ fn build_threads(raw: &RawPolicy, r: &mut Report<'_>) -> ThreadsConfig {
                 flag,
             )
             .unwrap_or(true),
+        main_yields_to_first_worker: t
+            .get(
+                r,
+                "main_yields_to_first_worker",
+                &t.raw.main_yields_to_first_worker,
+                flag,
+            )
+            .unwrap_or(false),
         spin_cpu_percent: t
             .get(
                 r,

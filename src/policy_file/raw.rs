@@ -52,6 +52,7 @@ pub(super) struct RawThreads {
     pub idle_timeout_ms: Option<Spanned<Number>>,
     pub dedicated_start_ms: Option<Spanned<Number>>,
     pub honours_set_min_threads: Option<Spanned<bool>>,
+    pub main_yields_to_first_worker: Option<Spanned<bool>>,
     pub spin_cpu_percent: Option<Spanned<Number>>,
     pub sleep_overshoot_us: Option<Spanned<NumberOrList>>,
     pub wake_preempt_us: Option<Spanned<NumberOrList>>,

@@ -181,6 +181,9 @@ mod tests {
         ));
         assert_eq!(p.gate.start, GateStart::WithFirstThread);
         assert_eq!(classic.gate.start, GateStart::AtRequest);
+        // On one core the main thread loses it to the first worker.
+        assert!(p.threads.main_yields_to_first_worker);
+        assert!(!classic.threads.main_yields_to_first_worker);
         assert_eq!(p.gate.idle_ticks_before_stop, 1);
         // The PAL's CPU reading is not a share of all processors.
         assert_eq!(p.gate.cpu_reading, CpuReading::OneProcessor);
@@ -199,6 +202,7 @@ mod tests {
                 sleep_overshoot: classic.threads.sleep_overshoot.clone(),
                 wake_preemption: classic.threads.wake_preemption.clone(),
                 cpu_second: classic.threads.cpu_second.clone(),
+                main_yields_to_first_worker: false,
                 ..p.threads.clone()
             },
             gate: classic.gate.clone(),
