@@ -130,23 +130,25 @@ impl Cpu {
         self.jobs.len() as u64 + self.spinners + self.busy_loops
     }
 
-    /// Whether one more thread running CPU work would leave no core free
-    /// (the jobs and busy loops take whole cores; spinners do not count).
-    pub fn taken_with_one_more(&self) -> bool {
-        self.jobs.len() as u64 + self.busy_loops + 1 >= self.cores
+    /// The cores the jobs and busy loops take whole (spinners yield and do
+    /// not count).
+    fn whole_cores_taken(&self) -> u64 {
+        self.jobs.len() as u64 + self.busy_loops
     }
 
-    /// Whether the jobs and busy loops take every core (spinners yield and
-    /// do not count).
+    /// Whether one more thread running CPU work would leave no core free.
+    pub fn taken_with_one_more(&self) -> bool {
+        self.whole_cores_taken() + 1 >= self.cores
+    }
+
+    /// Whether the jobs and busy loops take every core.
     pub fn cores_taken(&self) -> bool {
-        self.jobs.len() as u64 + self.busy_loops >= self.cores
+        self.whole_cores_taken() >= self.cores
     }
 
     /// Total demand in percent of a core.
     fn demand(&self) -> u128 {
-        u128::from(
-            (self.jobs.len() as u64 + self.busy_loops) * 100 + self.spinners * self.spin_percent,
-        )
+        u128::from(self.whole_cores_taken() * 100 + self.spinners * self.spin_percent)
     }
 
     /// Core-nanoseconds used so far (call [`Cpu::advance`] first for an up-to-date value).

@@ -1642,10 +1642,8 @@ impl<S: TraceSink> Engine<'_, S> {
             && self.world.cpu.cores_taken()
             && let Some((step, phase)) = self.world.timer_grid
         {
-            let now = self.world.now.as_nanos();
-            let next = ((now + phase) / step + 1) * step - phase;
-            self.world
-                .schedule(SimTime(next), EventKind::MainResume(true));
+            let next = crate::policy::gate::next_tick(self.world.now, step, phase);
+            self.world.schedule(next, EventKind::MainResume(true));
             return;
         }
         let Some(waiting) = self.world.main_waiting.take() else {

@@ -243,11 +243,10 @@ impl GateThread {
         match self.starting {
             Starting::Ready(created) => match self.tick_count {
                 Some((step, phase)) if pool.cores_taken() => {
-                    let next = ((now.as_nanos() + phase) / step + 1) * step - phase;
                     self.starting = Starting::AtTick(created);
                     // The tick due from the request is dropped.
                     self.generation += 1;
-                    pool.wake_at(SimTime(next), self.start_tag());
+                    pool.wake_at(next_tick(now, step, phase), self.start_tag());
                 }
                 _ => {
                     self.starting = Starting::No;
@@ -361,6 +360,13 @@ impl GateThread {
 
 /// The stream name of the gate thread's phase, shared by the models.
 pub const GATE_STREAM: &str = "gate-phase";
+
+/// The first step of the grid of `step` ns at `phase` (see
+/// [`tick_count_phase`]) after `t`: where a thread that waits for the
+/// scheduler tick runs, the kernel's tick being the coarse clock's step.
+pub fn next_tick(t: SimTime, step: u64, phase: u64) -> SimTime {
+    SimTime(((t.as_nanos() + phase) / step + 1) * step - phase)
+}
 
 /// Where the `Environment.TickCount` grid of `step` ns lies against the run
 /// (seeded): the gate's test and the timers' due times read one clock, so

@@ -20,22 +20,34 @@
 use poolsim::engine::{self, SimOptions};
 use poolsim::measure::measured;
 use poolsim::policy_file::{parse_policy, resolve_policy};
+use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
-use poolsim::trace::{Decision, EventLog, NullSink, ThreadReason, TraceEvent};
+use poolsim::trace::{Decision, EventLog, ItemRecord, NullSink, ThreadReason, TraceEvent};
 
 use crate::common::repo_path;
 
-/// Whether a run's waiting item started before the worker's 1300 ms item
-/// ended: the first check injected a thread for it.
+/// Before this, the waiting item did not wait for the worker's 1300 ms item.
 const EARLY_MS: f64 = 1200.0;
+
+/// The calibration workload `scenarios/calibration/first-check-<stem>.toml`.
+fn calibration(stem: &str) -> Scenario {
+    load_scenario(&repo_path(&format!(
+        "scenarios/calibration/first-check-{stem}.toml"
+    )))
+    .unwrap()
+}
+
+/// Whether a run's waiting item (the last one queued) started before the
+/// worker's 1300 ms item ended: the first check injected a thread for it.
+fn injected_early(items: &[ItemRecord]) -> bool {
+    let waiting = items.iter().max_by_key(|i| (i.queued, i.item)).unwrap();
+    waiting.started.as_ms_f64() < EARLY_MS
+}
 
 /// The share of the recorded runs of `first-check-<stem>` whose first check
 /// injected a thread, and how many runs there are.
 fn recorded_share(stem: &str) -> (f64, usize) {
-    let scenario = load_scenario(&repo_path(&format!(
-        "scenarios/calibration/first-check-{stem}.toml"
-    )))
-    .unwrap();
+    let scenario = calibration(stem);
     let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
     let dir = repo_path(&format!("tests/fixtures/calibration/first-check-{stem}"));
     let mut early = 0;
@@ -44,15 +56,8 @@ fn recorded_share(stem: &str) -> (f64, usize) {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let m = measured::parse(&text, &groups, stem, "coreclr3", 1, 1).unwrap();
-        // The waiting item: the last one queued.
-        let waiting = m
-            .trace
-            .items
-            .iter()
-            .max_by_key(|i| (i.queued, i.item))
-            .unwrap();
         runs += 1;
-        if waiting.started.as_ms_f64() < EARLY_MS {
+        if injected_early(&m.trace.items) {
             early += 1;
         }
     }
@@ -61,21 +66,12 @@ fn recorded_share(stem: &str) -> (f64, usize) {
 
 /// The share of 100 seeds whose first check injects, under `policy`.
 fn modelled_share(stem: &str, policy: &poolsim::policy::config::PolicyConfig) -> f64 {
-    let mut scenario = load_scenario(&repo_path(&format!(
-        "scenarios/calibration/first-check-{stem}.toml"
-    )))
-    .unwrap();
+    let mut scenario = calibration(stem);
     let mut early = 0;
     for seed in 1..=100 {
         scenario.seed = seed;
         let r = engine::simulate(&scenario, policy, &mut NullSink, &SimOptions::default());
-        let waiting = r
-            .trace
-            .items
-            .iter()
-            .max_by_key(|i| (i.queued, i.item))
-            .unwrap();
-        if waiting.started.as_ms_f64() < EARLY_MS {
+        if injected_early(&r.trace.items) {
             early += 1;
         }
     }
@@ -149,8 +145,7 @@ fn the_calibrations_the_model_misses_are_listed_with_their_figures() {
 
 #[test]
 fn on_a_busy_core_the_gate_first_runs_on_a_scheduler_tick_and_says_so() {
-    let mut scenario =
-        load_scenario(&repo_path("scenarios/calibration/first-check-busy.toml")).unwrap();
+    let mut scenario = calibration("busy");
     let policy = resolve_policy("coreclr3-linux").unwrap();
     for seed in 1..=20 {
         scenario.seed = seed;
@@ -193,8 +188,7 @@ fn on_a_busy_core_the_gate_first_runs_on_a_scheduler_tick_and_says_so() {
 fn with_a_core_free_the_gate_keeps_the_measured_first_tick() {
     // The worker sleeps: the gate thread runs at once, and every run is the
     // one the gate started at the request gives.
-    let mut scenario =
-        load_scenario(&repo_path("scenarios/calibration/first-check-sleep.toml")).unwrap();
+    let mut scenario = calibration("sleep");
     let model = resolve_policy("coreclr3-linux").unwrap();
     let before = at_request();
     for seed in 1..=20 {
@@ -210,10 +204,7 @@ fn with_a_core_free_the_gate_keeps_the_measured_first_tick() {
 fn on_one_core_the_main_thread_submits_again_when_the_first_worker_leaves_the_core() {
     let policy = resolve_policy("coreclr3-linux").unwrap();
     for (stem, computes) in [("busy", true), ("sleep", false)] {
-        let mut scenario = load_scenario(&repo_path(&format!(
-            "scenarios/calibration/first-check-{stem}.toml"
-        )))
-        .unwrap();
+        let mut scenario = calibration(stem);
         for seed in 1..=20 {
             scenario.seed = seed;
             let mut log = EventLog::default();
@@ -243,12 +234,8 @@ fn on_one_core_the_main_thread_submits_again_when_the_first_worker_leaves_the_co
         }
     }
     // Two cores, or a policy whose main thread keeps submitting: at once.
-    let mut two = load_scenario(&repo_path(
-        "scenarios/calibration/first-check-two-cores.toml",
-    ))
-    .unwrap();
-    let mut net8 =
-        load_scenario(&repo_path("scenarios/calibration/first-check-busy.toml")).unwrap();
+    let mut two = calibration("two-cores");
+    let mut net8 = calibration("busy");
     net8.pool.policy = "net8".into();
     for s in [&mut two, &mut net8] {
         let p = resolve_policy(&s.pool.policy.clone()).unwrap();
