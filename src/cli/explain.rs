@@ -33,6 +33,12 @@ pub struct ExplainArgs {
     /// Seed for every random stream, instead of the scenario's `seed`.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Seed of the workload alone (Poisson arrivals, drawn durations),
+    /// instead of --seed: with `--seed K --workload-seed S`, the pool of
+    /// seed K on the workload of seed S, as `run --runs` simulates its
+    /// seed K (its workload stays the first seed's).
+    #[arg(long, value_name = "S")]
+    pub workload_seed: Option<u64>,
     /// Only decisions at or after this time (ms).
     #[arg(long, value_name = "MS")]
     pub from_ms: Option<f64>,
@@ -54,6 +60,9 @@ pub fn run(args: ExplainArgs) -> i32 {
     };
     if let Some(seed) = args.seed {
         scenario.seed = seed;
+    }
+    if let Some(seed) = args.workload_seed {
+        scenario.workload_seed = Some(seed);
     }
     let policy = match &args.policy {
         Some(flag) => resolve_policy(flag),

@@ -14,6 +14,7 @@ use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::load_scenario;
+use poolsim::scenario::Scenario;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
@@ -55,6 +56,12 @@ pub struct RunArgs {
     /// Seed for every random stream, instead of the scenario's `seed`.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Seed of the workload alone (Poisson arrivals, drawn durations),
+    /// instead of --seed: with `--seed K --workload-seed S`, the pool of
+    /// seed K on the workload of seed S, as `run --runs` simulates its
+    /// seed K (its workload stays the first seed's).
+    #[arg(long, value_name = "S")]
+    pub workload_seed: Option<u64>,
     /// Simulate N seeds (from the seed on) and report the spread:
     /// makespan, start delay p95 and peak threads as min/p5/p50/p95/max,
     /// and the distinct outcomes with their share.
@@ -112,6 +119,9 @@ pub fn run(args: RunArgs) -> i32 {
     };
     if let Some(seed) = args.seed {
         scenario.seed = seed;
+    }
+    if let Some(seed) = args.workload_seed {
+        scenario.workload_seed = Some(seed);
     }
     // A --policy flag is resolved from the current directory; a policy path
     // written in the scenario, beside the scenario file first.
@@ -285,7 +295,7 @@ pub fn run(args: RunArgs) -> i32 {
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
-            print_spread(s, &summary);
+            print_spread(s, &summary, &explain_hint(&args, &scenario));
         }
     }
     if result.outcome.is_completed() {
@@ -405,7 +415,22 @@ pub(super) fn insert_spread(
     );
 }
 
-fn print_spread(s: &Spread, one: &Summary) {
+/// The command that narrates one of the spread's outcomes: its seed's pool
+/// on the first seed's workload.
+fn explain_hint(args: &RunArgs, scenario: &Scenario) -> String {
+    let policy = args
+        .policy
+        .as_deref()
+        .map(|p| format!(" --policy {p}"))
+        .unwrap_or_default();
+    format!(
+        "poolsim explain {}{policy} --seed K --workload-seed {}",
+        args.scenario.display(),
+        scenario.workload_seed()
+    )
+}
+
+fn print_spread(s: &Spread, one: &Summary, hint: &str) {
     let q = |x: &Quantiles, f: &dyn Fn(f64) -> String| {
         format!(
             "min {}   p5 {}   p50 {}   p95 {}   max {}",
@@ -449,6 +474,9 @@ fn print_spread(s: &Spread, one: &Summary) {
             s.outcomes[k].share * 100.0
         ),
         None => println!("the run above (seed {}) did not complete", one.seed),
+    }
+    if s.outcomes.len() > 1 {
+        println!("why an outcome: {hint} (K: its seed)");
     }
 }
 

@@ -297,3 +297,44 @@ fn the_seeds_of_a_spread_vary_the_pool_not_the_workload() {
     reseeded.seed += 1;
     assert_ne!(queued(&reseeded), first);
 }
+
+#[test]
+fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed_and_the_first_workload() {
+    // gen-1-32 (Poisson arrivals, one core): `run --runs` names a seed for
+    // each outcome; `--seed K --workload-seed S` must give that outcome's
+    // makespan, where `--seed K` alone draws another workload.
+    let file = "tests/fixtures/generated/coreclr3/gen-1-32.toml";
+    let out = poolsim(&["run", file, "--runs", "40", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcomes = v["outcomes"].as_array().expect("outcomes");
+    assert!(outcomes.len() > 1, "gen-1-32 has several outcomes: {outcomes:?}");
+    let text = String::from_utf8(poolsim(&["run", file, "--runs", "40"]).stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "why an outcome: poolsim explain {file} --seed K --workload-seed 1"
+        )),
+        "{text}"
+    );
+    let mut differs_alone = false;
+    for o in outcomes {
+        let k = o["seed"].as_u64().expect("an outcome's seed").to_string();
+        let makespan = |args: &[&str]| -> f64 {
+            let mut all = vec!["run", file, "--json"];
+            all.extend_from_slice(args);
+            let out = poolsim(&all);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["makespan_ms"].as_f64().expect("makespan_ms")
+        };
+        let shown = o["makespan_ms"].as_f64().unwrap();
+        let with = makespan(&["--seed", &k, "--workload-seed", "1"]);
+        assert!(
+            (with - shown).abs() <= 1e-3 * shown,
+            "seed {k} on the first workload: {with} ms, the outcome says {shown} ms"
+        );
+        differs_alone |= (makespan(&["--seed", &k]) - shown).abs() > 1e-3 * shown;
+        let ex = poolsim(&["explain", file, "--seed", &k, "--workload-seed", "1"]);
+        assert!(ex.status.success(), "explain takes --workload-seed");
+    }
+    assert!(differs_alone, "--seed alone also moves the arrivals");
+}
