@@ -174,9 +174,15 @@ namespace PoolsimHarness
 
         static long[] sampleT;
         static int[] sampleN;
+        // ThreadPool.CompletedWorkItemCount at each sample (-1 where missing).
+        static long[] sampleDone;
         static volatile int sampleCount;
 
         static Func<int> poolThreadCount;
+        // ThreadPool.CompletedWorkItemCount (.NET Core 3.0+): every work item
+        // the pool completed, the runtime's own (timer callbacks, tiered
+        // compilation's background work) included.
+        static Func<long> poolCompleted;
         static long timeoutUs;
         static int baselineTasks;
 
@@ -466,6 +472,7 @@ namespace PoolsimHarness
                 int n = SampleThreads();
                 sampleT[c] = t;
                 sampleN[c] = n;
+                sampleDone[c] = poolCompleted != null ? poolCompleted() : -1;
                 sampleCount = c + 1;
                 next += period;
                 long now = Now();
@@ -831,6 +838,19 @@ namespace PoolsimHarness
             catch { return null; }
         }
 
+        static Func<long> FindCompletedCounter()
+        {
+            try
+            {
+                PropertyInfo pi = typeof(ThreadPool).GetProperty("CompletedWorkItemCount", BindingFlags.Public | BindingFlags.Static);
+                if (pi == null || pi.PropertyType != typeof(long)) return null;
+                MethodInfo get = pi.GetGetMethod();
+                if (get == null) return null;
+                return (Func<long>)Delegate.CreateDelegate(typeof(Func<long>), get);
+            }
+            catch { return null; }
+        }
+
         // JIT the harness's own methods before t0 (not the framework's: their
         // first use is part of what the run measures).
         static void PrepareOwnCode()
@@ -954,6 +974,8 @@ namespace PoolsimHarness
         {
             string runtime = RuntimeName();
             poolThreadCount = FindPoolCounter();
+            poolCompleted = FindCompletedCounter();
+            if (poolCompleted != null) poolCompleted(); // compiled before t0
             groups = plan.Groups.ToArray();
 
             // Records.
@@ -971,6 +993,7 @@ namespace PoolsimHarness
             long cap = Math.Min(4000000L, timeoutUs / Math.Max(plan.SampleUs, 1000) + 64);
             sampleT = new long[cap];
             sampleN = new int[cap];
+            sampleDone = new long[cap];
             probeLoops = new ProbeLoop[plan.ProbeEveryUs.Count];
             for (int k = 0; k < probeLoops.Length; k++)
             {
@@ -1087,7 +1110,11 @@ namespace PoolsimHarness
             }
             int sc = sampleCount;
             for (int c = 0; c < sc; c++)
-                sb.Append("threads ").Append(sampleT[c].ToString(ic)).Append(' ').Append(sampleN[c].ToString(ic)).Append('\n');
+            {
+                sb.Append("threads ").Append(sampleT[c].ToString(ic)).Append(' ').Append(sampleN[c].ToString(ic));
+                if (sampleDone[c] >= 0) sb.Append(' ').Append(sampleDone[c].ToString(ic));
+                sb.Append('\n');
+            }
             if (!timedOut)
                 sb.Append("end ").Append(Volatile.Read(ref endUs).ToString(ic)).Append('\n');
             File.WriteAllText(path, sb.ToString(), new UTF8Encoding(false));

@@ -33,6 +33,11 @@ pub struct Measured {
     pub account: Option<Account>,
     /// That trace's bytes (`.nettrace`), kept to save beside the recording.
     pub events_file: Option<Vec<u8>>,
+    /// `ThreadPool.CompletedWorkItemCount` at each of `trace.counts`' samples,
+    /// where the runtime has it (.NET Core 3.0+): every work item the pool
+    /// completed, the runtime's own (timer callbacks, tiered compilation's
+    /// background work) among them. Empty where not recorded.
+    pub completed: Vec<u64>,
 }
 
 impl Measured {
@@ -82,7 +87,7 @@ pub fn parse(
     let mut header = Vec::new();
     let mut raw_items: Vec<(u32, u64, u64, u64, u64, u64)> = Vec::new();
     let mut probes = Vec::new();
-    let mut samples: Vec<(u64, u32)> = Vec::new();
+    let mut samples: Vec<(u64, u32, Option<u64>)> = Vec::new();
     let mut end = None;
     let mut clock = None;
     let mut seen_magic = false;
@@ -174,12 +179,14 @@ pub fn parse(
                     started: us_time(v[1].max(v[0])),
                 });
             }
+            // `threads T N [C]`: time, thread count and, where the runtime has
+            // it, `ThreadPool.CompletedWorkItemCount` (read by scripts, not here).
             "threads" => {
                 let v = nums()?;
                 if v.len() < 2 {
                     return Err(err("a sample has a time and a count".into()));
                 }
-                samples.push((v[0], v[1] as u32));
+                samples.push((v[0], v[1] as u32, v.get(2).copied()));
             }
             "end" => {
                 let v = nums()?;
@@ -225,9 +232,16 @@ pub fn parse(
         });
     }
     samples.sort();
+    // Kept only when every sample has it (the harness writes all or none).
+    let completed: Vec<u64> = samples.iter().map_while(|s| s.2).collect();
+    let completed = if completed.len() == samples.len() {
+        completed
+    } else {
+        Vec::new()
+    };
     let counts = samples
         .iter()
-        .map(|&(t, c)| CountSample {
+        .map(|&(t, c, _)| CountSample {
             at: us_time(t),
             threads: c,
             goal: None,
@@ -260,6 +274,7 @@ pub fn parse(
         clock,
         account: None,
         events_file: None,
+        completed,
     })
 }
 
@@ -298,8 +313,15 @@ pub fn write(m: &Measured) -> String {
     for p in &t.probes {
         let _ = writeln!(out, "probe {} {}", to_us(p.queued), to_us(p.started));
     }
-    for c in &t.counts {
-        let _ = writeln!(out, "threads {} {}", to_us(c.at), c.threads);
+    for (k, c) in t.counts.iter().enumerate() {
+        match m.completed.get(k) {
+            Some(done) => {
+                let _ = writeln!(out, "threads {} {} {done}", to_us(c.at), c.threads);
+            }
+            None => {
+                let _ = writeln!(out, "threads {} {}", to_us(c.at), c.threads);
+            }
+        }
     }
     if m.complete {
         let _ = writeln!(out, "end {}", to_us(t.end));
@@ -342,6 +364,26 @@ mod tests {
         let again = parse(&write(&m), &["g".into()], "s", "mono", 1, 2).unwrap();
         assert_eq!(again.trace, m.trace);
         assert_eq!(again.header, m.header);
+    }
+
+    #[test]
+    fn completed_work_item_counts_ride_on_the_thread_samples_and_round_trip() {
+        let text = TEXT.replace(
+            "threads 0 0\nthreads 10000 1\nthreads 20000 2\n",
+            "threads 10000 1 7\nthreads 0 0 0\nthreads 20000 2 9\n",
+        );
+        let m = parse(&text, &["g".into()], "s", "coreclr3", 1, 2).unwrap();
+        // In time order, with their samples.
+        assert_eq!(m.completed, vec![0, 7, 9]);
+        assert_eq!(m.trace.counts[1].threads, 1);
+        let written = write(&m);
+        assert!(written.contains("threads 10000 1 7\n"), "{written}");
+        let again = parse(&written, &["g".into()], "s", "coreclr3", 1, 2).unwrap();
+        assert_eq!(again.completed, m.completed);
+        // Without the field (Mono, older recordings): none kept, none written.
+        let plain = parse(TEXT, &["g".into()], "s", "mono", 1, 2).unwrap();
+        assert!(plain.completed.is_empty());
+        assert!(write(&plain).contains("threads 10000 1\n"));
     }
 
     #[test]

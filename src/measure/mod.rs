@@ -155,6 +155,7 @@ pub fn measure_once(
                 clock: None,
                 account: None,
                 events_file: None,
+                completed: Vec::new(),
             })
         }
         rt => clr::run(

@@ -308,7 +308,10 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed_and_the_first_workload(
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let outcomes = v["outcomes"].as_array().expect("outcomes");
-    assert!(outcomes.len() > 1, "gen-1-32 has several outcomes: {outcomes:?}");
+    assert!(
+        outcomes.len() > 1,
+        "gen-1-32 has several outcomes: {outcomes:?}"
+    );
     let text = String::from_utf8(poolsim(&["run", file, "--runs", "40"]).stdout).unwrap();
     assert!(
         text.contains(&format!(
