@@ -1,5 +1,7 @@
 //! Engine speed benchmark (release build): simulates a scenario several
-//! times and prints the median wall time and events per second.
+//! times and prints the median wall time and events per second. The engine
+//! alone: `trace::Discard` keeps no event and no item record, as in
+//! `--example bench`.
 //!
 //! cargo run --release --example bench_engine -- [SCENARIO] [RUNS]
 
@@ -8,7 +10,7 @@ use std::time::Instant;
 use poolsim::engine::{SimOptions, simulate};
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::load_scenario;
-use poolsim::trace::NullSink;
+use poolsim::trace::Discard;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -34,7 +36,7 @@ fn main() {
     let mut events = 0;
     for _ in 0..runs {
         let start = Instant::now();
-        let result = simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+        let result = simulate(&scenario, &policy, &mut Discard, &SimOptions::default());
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         events = result.events;
     }
