@@ -159,9 +159,11 @@ impl Spread {
             .collect();
         if self.outcomes.len() > limit {
             let rest: usize = self.outcomes[limit..].iter().map(|o| o.count).sum();
+            let more = self.outcomes.len() - limit;
             lines.push(format!(
-                "        and {} other outcomes ({rest} runs)",
-                self.outcomes.len() - limit
+                "        and {more} other outcome{} ({rest} run{})",
+                if more == 1 { "" } else { "s" },
+                if rest == 1 { "" } else { "s" }
             ));
         }
         lines

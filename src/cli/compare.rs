@@ -185,6 +185,13 @@ pub fn run(args: CompareArgs) -> i32 {
                     println!("    {}", line.trim_start());
                 }
             }
+            if spreads.iter().flatten().any(|sp| sp.outcomes.len() > 1) {
+                println!(
+                    "why an outcome: poolsim explain {} --policy P --seed K --workload-seed {} (P, K: its policy and seed)",
+                    args.scenario.display(),
+                    scenario.workload_seed()
+                );
+            }
         }
         for (shown, outcome) in &incomplete {
             println!();

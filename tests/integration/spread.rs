@@ -340,4 +340,22 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed_and_the_first_workload(
         assert!(ex.status.success(), "explain takes --workload-seed");
     }
     assert!(differs_alone, "--seed alone also moves the arrivals");
+    // compare --runs names the same command, with the policy to pick.
+    let cmp = poolsim(&[
+        "compare",
+        file,
+        "-p",
+        "coreclr3-linux",
+        "-p",
+        "net8",
+        "--runs",
+        "20",
+    ]);
+    let text = String::from_utf8(cmp.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "why an outcome: poolsim explain {file} --policy P --seed K --workload-seed 1"
+        )),
+        "{text}"
+    );
 }
