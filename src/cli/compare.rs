@@ -187,9 +187,8 @@ pub fn run(args: CompareArgs) -> i32 {
             }
             if spreads.iter().flatten().any(|sp| sp.outcomes.len() > 1) {
                 println!(
-                    "why an outcome: poolsim explain {} --policy P --seed K --workload-seed {} (P, K: its policy and seed)",
-                    args.scenario.display(),
-                    scenario.workload_seed()
+                    "why an outcome: {} (P, K: its policy and seed)",
+                    super::explain_hint(&args.scenario, Some("P"), &scenario)
                 );
             }
         }

@@ -88,6 +88,22 @@ pub fn shown_policy_name(given: &str, policy: &poolsim::policy::PolicyConfig) ->
     }
 }
 
+/// The command that narrates one outcome of a spread: the pool of its seed
+/// (`K`) on the first seed's workload, as `--runs` simulated it. `policy`:
+/// the policy argument to show (`P` when the reader picks one).
+pub fn explain_hint(
+    scenario_file: &std::path::Path,
+    policy: Option<&str>,
+    scenario: &poolsim::scenario::Scenario,
+) -> String {
+    let policy = policy.map(|p| format!(" --policy {p}")).unwrap_or_default();
+    format!(
+        "poolsim explain {}{policy} --seed K --workload-seed {}",
+        scenario_file.display(),
+        scenario.workload_seed()
+    )
+}
+
 /// `--from-ms` / `--to-ms` as a chart window, checked.
 pub fn chart_window(
     from_ms: Option<f64>,

@@ -13,7 +13,6 @@ use poolsim::output::human_ms;
 use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
-use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
@@ -295,7 +294,8 @@ pub fn run(args: RunArgs) -> i32 {
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
-            print_spread(s, &summary, &explain_hint(&args, &scenario));
+            let hint = super::explain_hint(&args.scenario, args.policy.as_deref(), &scenario);
+            print_spread(s, &summary, &hint);
         }
     }
     if result.outcome.is_completed() {
@@ -413,21 +413,6 @@ pub(super) fn insert_spread(
         "first_seed_outcome".into(),
         s.outcome_of(one.makespan_ms, one.threads_peak).into(),
     );
-}
-
-/// The command that narrates one of the spread's outcomes: its seed's pool
-/// on the first seed's workload.
-fn explain_hint(args: &RunArgs, scenario: &Scenario) -> String {
-    let policy = args
-        .policy
-        .as_deref()
-        .map(|p| format!(" --policy {p}"))
-        .unwrap_or_default();
-    format!(
-        "poolsim explain {}{policy} --seed K --workload-seed {}",
-        args.scenario.display(),
-        scenario.workload_seed()
-    )
 }
 
 fn print_spread(s: &Spread, one: &Summary, hint: &str) {

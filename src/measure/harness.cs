@@ -825,28 +825,18 @@ namespace PoolsimHarness
             return "CLR " + Environment.Version.ToString();
         }
 
-        static Func<int> FindPoolCounter()
+        // The getter of ThreadPool's static property `name` of type T, or null
+        // where this runtime has none (ThreadCount, CompletedWorkItemCount:
+        // .NET Core 3.0+).
+        static Func<T> FindPoolGetter<T>(string name)
         {
             try
             {
-                PropertyInfo pi = typeof(ThreadPool).GetProperty("ThreadCount", BindingFlags.Public | BindingFlags.Static);
-                if (pi == null || pi.PropertyType != typeof(int)) return null;
+                PropertyInfo pi = typeof(ThreadPool).GetProperty(name, BindingFlags.Public | BindingFlags.Static);
+                if (pi == null || pi.PropertyType != typeof(T)) return null;
                 MethodInfo get = pi.GetGetMethod();
                 if (get == null) return null;
-                return (Func<int>)Delegate.CreateDelegate(typeof(Func<int>), get);
-            }
-            catch { return null; }
-        }
-
-        static Func<long> FindCompletedCounter()
-        {
-            try
-            {
-                PropertyInfo pi = typeof(ThreadPool).GetProperty("CompletedWorkItemCount", BindingFlags.Public | BindingFlags.Static);
-                if (pi == null || pi.PropertyType != typeof(long)) return null;
-                MethodInfo get = pi.GetGetMethod();
-                if (get == null) return null;
-                return (Func<long>)Delegate.CreateDelegate(typeof(Func<long>), get);
+                return (Func<T>)Delegate.CreateDelegate(typeof(Func<T>), get);
             }
             catch { return null; }
         }
@@ -973,8 +963,8 @@ namespace PoolsimHarness
         static int Run(string outPath)
         {
             string runtime = RuntimeName();
-            poolThreadCount = FindPoolCounter();
-            poolCompleted = FindCompletedCounter();
+            poolThreadCount = FindPoolGetter<int>("ThreadCount");
+            poolCompleted = FindPoolGetter<long>("CompletedWorkItemCount");
             if (poolCompleted != null) poolCompleted(); // compiled before t0
             groups = plan.Groups.ToArray();
 

@@ -180,7 +180,7 @@ pub fn parse(
                 });
             }
             // `threads T N [C]`: time, thread count and, where the runtime has
-            // it, `ThreadPool.CompletedWorkItemCount` (read by scripts, not here).
+            // it, `ThreadPool.CompletedWorkItemCount` (`Measured::completed`).
             "threads" => {
                 let v = nums()?;
                 if v.len() < 2 {
@@ -314,14 +314,11 @@ pub fn write(m: &Measured) -> String {
         let _ = writeln!(out, "probe {} {}", to_us(p.queued), to_us(p.started));
     }
     for (k, c) in t.counts.iter().enumerate() {
-        match m.completed.get(k) {
-            Some(done) => {
-                let _ = writeln!(out, "threads {} {} {done}", to_us(c.at), c.threads);
-            }
-            None => {
-                let _ = writeln!(out, "threads {} {}", to_us(c.at), c.threads);
-            }
+        let _ = write!(out, "threads {} {}", to_us(c.at), c.threads);
+        if let Some(done) = m.completed.get(k) {
+            let _ = write!(out, " {done}");
         }
+        out.push('\n');
     }
     if m.complete {
         let _ = writeln!(out, "end {}", to_us(t.end));
