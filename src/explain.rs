@@ -59,6 +59,13 @@
 //!   dispatched, and when CPU work takes every core only at the next
 //!   scheduler tick (`[gate] start`, measured on .NET Core 3.1). Read in
 //!   `policy::gate`.
+//! - `StartupSample`: with tiered compilation on, on several processors,
+//!   the runtime's start-up completes pool work of its own before the
+//!   program's first request (tiering's call-counting timer callback and
+//!   its background work); the first of those completions takes hill
+//!   climbing's first sample, so the workload's completions go to the
+//!   second (`[hill_climbing] startup_completions_tiered`, measured on
+//!   .NET Core 3.1). Read in `policy::classic`.
 //! - `MainThreadWaited`: on one core the program's main thread, once it
 //!   created the pool's first worker, lost the core to it and submits again
 //!   only when the worker leaves it free or at a scheduler tick
@@ -730,6 +737,25 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 ),
             )
         }
+        Decision::StartupSample {
+            before,
+            completions,
+        } => {
+            let rest = completions.saturating_sub(1);
+            let others = match rest {
+                0 => String::new(),
+                1 => "; the other counts toward the next sample".to_string(),
+                n => format!("; the other {n} count toward the next sample"),
+            };
+            (
+                "StartupSample",
+                format!(
+                    "start-up work the program does not control (tiered compilation) completed {} on the pool {} ms before the first request: the first took hill climbing's first sample{others}",
+                    count(u64::from(*completions), "work item"),
+                    ms(*before)
+                ),
+            )
+        }
         Decision::MainThreadWaited {
             since,
             waited_for_tick,
@@ -791,6 +817,8 @@ struct Tally {
     hand_off_kind: Option<(ThrottleKind, u32)>,
     gate_ticks: u32,
     injections: u32,
+    /// Start-up work took hill climbing's first sample.
+    startup_sample: bool,
 }
 
 impl Tally {
@@ -847,6 +875,7 @@ impl Tally {
                 self.timer_backlog += 1;
                 self.timer_backlog_max = self.timer_backlog_max.max(*ahead);
             }
+            Decision::StartupSample { .. } => self.startup_sample = true,
             Decision::GateStarted { .. } | Decision::MainThreadWaited { .. } => {}
             Decision::WakePreempted { waits, .. } => {
                 self.preempted += 1;
@@ -1018,8 +1047,13 @@ fn story(trace: &Trace, tally: &Tally) -> String {
             Some((lo, hi)) if moved > 0 && lo != hi => format!(", the goal between {lo} and {hi}"),
             _ => String::new(),
         };
+        let first = if tally.startup_sample {
+            " after the start-up's first"
+        } else {
+            ""
+        };
         parts.push(format!(
-            "hill climbing took {} ({}) and moved the goal {}{range}",
+            "hill climbing took {}{first} ({}) and moved the goal {}{range}",
             count(total, "sample"),
             by.join(", "),
             count(moved, "time")

@@ -80,6 +80,10 @@ impl SimDuration {
     pub fn saturating_mul(self, k: u64) -> SimDuration {
         SimDuration(self.0.saturating_mul(k))
     }
+    /// `self - other`, or zero when `other` is longer.
+    pub fn saturating_sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(other.0))
+    }
 }
 
 impl Add<SimDuration> for SimTime {

@@ -347,6 +347,16 @@ pub enum Decision {
         waited_for_tick: bool,
         first_tick: SimTime,
     },
+    /// Start-up work the program does not control completed pool work items
+    /// before the program's first request (tiered compilation's
+    /// call-counting work, `[hill_climbing] startup_completions_tiered`):
+    /// the first of them took hill climbing's first sample, `before` ahead
+    /// of that request, and the other `completions - 1` count toward the
+    /// next sample. Recorded at the run's start.
+    StartupSample {
+        before: SimDuration,
+        completions: u32,
+    },
     /// The program's main thread, off the one core since `since` (when it
     /// created the pool's first worker), gets it back and goes on submitting
     /// (`threads.main_yields_to_first_worker`): when the worker left it

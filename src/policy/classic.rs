@@ -61,6 +61,12 @@ pub struct HillClimbingSampler {
     /// `ThreadAdjustmentInterval`, ms.
     interval_ms: u32,
     sample_start: SimTime,
+    /// How long before the first request the start-up's sample was taken:
+    /// added to the span of the sample after it (`SimTime` starts at the
+    /// first request).
+    head_start: SimDuration,
+    /// `[hill_climbing] startup_completions_tiered`.
+    startup_completions: u32,
 }
 
 impl HillClimbingSampler {
@@ -75,7 +81,32 @@ impl HillClimbingSampler {
             required: SimDuration::ZERO,
             interval_ms: hc.sample_interval_low_ms,
             sample_start: SimTime::ZERO,
+            head_start: SimDuration::ZERO,
+            startup_completions: hc.startup_completions_tiered,
         }
+    }
+
+    /// The start-up's completions before the program's first request, `before`
+    /// it (`[hill_climbing] startup_completions_tiered`, when start-up work
+    /// created the gate thread): the first takes the first sample, whose
+    /// figures no later decision reads (the first sample is never in the
+    /// wave's window), and draws the next interval; the rest count toward
+    /// the next sample. Returns how many completions there were.
+    pub fn startup(&mut self, before: SimDuration, goal: u32, limits: (u32, u32)) -> u32 {
+        let n = self.startup_completions;
+        if !self.enabled || n == 0 {
+            return 0;
+        }
+        // Its span reaches back to the clock's epoch in the CLR (a
+        // zero-initialised start time); any positive span reads the same.
+        let span = before.as_secs_f64().max(1e-3);
+        let (_, next_interval) = self.climber.update(goal, span, 1, 0, limits.0, limits.1);
+        self.interval_ms = next_interval;
+        self.completions = u64::from(n);
+        self.prior_completions = 1;
+        self.required = SimDuration::from_ms(u64::from(next_interval));
+        self.head_start = before;
+        n
     }
 
     /// Counts a completion; when a sample is taken returns the new goal.
@@ -88,10 +119,13 @@ impl HillClimbingSampler {
         limits: (u32, u32),
     ) -> Option<u32> {
         self.completions += 1;
-        if !self.enabled || active > goal || now.since(self.prior_time) < self.required {
+        if !self.enabled
+            || active > goal
+            || now.since(self.prior_time) + self.head_start < self.required
+        {
             return None;
         }
-        let elapsed = now.since(self.sample_start);
+        let elapsed = now.since(self.sample_start) + self.head_start;
         if elapsed.as_nanos() < u64::from(self.interval_ms / 2) * 1_000_000
             || elapsed.as_nanos() == 0
         {
@@ -111,6 +145,7 @@ impl HillClimbingSampler {
         self.prior_time = now;
         self.required = SimDuration::from_ms(u64::from(next_interval));
         self.sample_start = now;
+        self.head_start = SimDuration::ZERO;
         Some(new_goal)
     }
 }
@@ -156,6 +191,17 @@ impl Policy for Classic {
 
     fn start(&mut self, pool: &mut dyn PoolControl) {
         pool.goal_changed(self.goal, "min-threads");
+        if let Some(before) = self.gate.started_by_startup() {
+            let completions = self
+                .hill_climbing
+                .startup(before, self.goal, self.base.limits());
+            if completions > 0 {
+                pool.decision(Decision::StartupSample {
+                    before,
+                    completions,
+                });
+            }
+        }
     }
 
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {

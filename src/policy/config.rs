@@ -327,6 +327,13 @@ pub struct HillClimbingConfig {
     pub error_smoothing_factor: f64,
     pub target_signal_to_noise_ratio: f64,
     pub gain_exponent: f64,
+    /// Pool work items the runtime's start-up completes before the
+    /// program's first request when tiered compilation's work runs on the
+    /// pool then (the gate's `first_tick_tiered` on several processors):
+    /// the first takes hill climbing's first sample, the rest count toward
+    /// the next. 0: hill climbing's first sample is the workload's first
+    /// completion.
+    pub startup_completions_tiered: u32,
 }
 
 /// When the managed work queue asks for another thread.

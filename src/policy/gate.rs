@@ -104,6 +104,10 @@ pub struct GateThread {
     /// "with-first-thread"`, a first tick counted from the request), until
     /// it has started once.
     starts_with_pool: bool,
+    /// How long before the program's first request start-up work created
+    /// the gate thread (tiered compilation's work item, `first_tick_tiered`
+    /// on several processors), if it did.
+    started_by_startup: Option<SimDuration>,
     starting: Starting,
     /// Invalidates ticks scheduled before a stop.
     generation: u64,
@@ -159,10 +163,16 @@ impl GateThread {
             FirstTick::After(d) => d,
             FirstTick::Random | FirstTick::Measured(_) => config.period + config.period,
         };
+        // A gate thread that start-up work created ticks one period for its
+        // first CPU reading and one more before its first check: it started
+        // that long before its first tick.
+        let started_by_startup =
+            (!from_request).then(|| first_tick_after_start.saturating_sub(first_tick));
         GateThread {
             config: config.clone(),
             first_tick,
             first_tick_after_start,
+            started_by_startup,
             tick_count,
             drift_rng,
             running: false,
@@ -175,6 +185,16 @@ impl GateThread {
             sampled: false,
             cpu_utilization: 0,
         }
+    }
+
+    /// When start-up work the program does not control (tiered
+    /// compilation's call-counting work item, on several processors) made
+    /// the pool's first request and so created the gate thread: how long
+    /// before the program's first request. `None` when the program's own
+    /// first request creates it (one processor, tiering off, or a policy
+    /// without `first_tick_tiered`).
+    pub fn started_by_startup(&self) -> Option<SimDuration> {
+        self.started_by_startup
     }
 
     fn tag(&self) -> u64 {

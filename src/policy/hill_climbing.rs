@@ -661,6 +661,7 @@ pub(crate) fn coreclr_constants() -> HillClimbingConfig {
         error_smoothing_factor: 0.01,
         target_signal_to_noise_ratio: 3.0,
         gain_exponent: 2.0,
+        startup_completions_tiered: 0,
     }
 }
 

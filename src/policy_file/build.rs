@@ -950,6 +950,14 @@ fn build_hill_climbing(raw: &RawPolicy, r: &mut Report<'_>) -> HillClimbingConfi
         gain_exponent: h
             .get(r, "gain_exponent", &hc.gain_exponent, float_at_least(0.0))
             .unwrap_or_default(),
+        startup_completions_tiered: h
+            .get(
+                r,
+                "startup_completions_tiered",
+                &hc.startup_completions_tiered,
+                u32_in(0, 1_000),
+            )
+            .unwrap_or_default(),
     }
 }
 

@@ -95,6 +95,7 @@ pub(super) struct RawHillClimbing {
     pub error_smoothing_factor: Option<Spanned<Number>>,
     pub target_signal_to_noise_ratio: Option<Spanned<Number>>,
     pub gain_exponent: Option<Spanned<Number>>,
+    pub startup_completions_tiered: Option<Spanned<Number>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -191,6 +191,10 @@ mod tests {
         // On Linux the scheduler places the timer's creator: each thread's
         // processor is drawn.
         assert_eq!(p.timers.queue_of, TimerQueueChoice::ThreadProcessor);
+        // With tiering on, on several processors, its start-up's pool work
+        // takes hill climbing's first sample.
+        assert_eq!(p.hill_climbing.startup_completions_tiered, 2);
+        assert_eq!(classic.hill_climbing.startup_completions_tiered, 0);
         // Everything else is net-classic's.
         let same = PolicyConfig {
             name: classic.name.clone(),
@@ -207,6 +211,7 @@ mod tests {
             },
             gate: classic.gate.clone(),
             timers: classic.timers.clone(),
+            hill_climbing: classic.hill_climbing.clone(),
             ..p
         };
         assert_eq!(same, classic);

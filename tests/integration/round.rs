@@ -119,7 +119,11 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
 /// and takes the short starvation delay even when every thread computes:
 /// 8 busy loops of 500 ms on 2 cores get a third thread at the first tick
 /// and end in 1.5 s, as the recorded Mono runs did (1.51 s x 10); the
-/// CoreCLR pools read the CPU from their gate's start and keep 2 threads.
+/// CoreCLR pools read the CPU from their gate's start, inject nothing and
+/// end in 2.0 s. (.NET Core 3.1's hill climbing adds a third thread that
+/// finds nothing left to run: the recorded runs at 1.51 s, 10 of 10, the
+/// model one sample later, at 2.0 s, for want of the runtime's own
+/// completions during the run.)
 #[test]
 fn monos_first_cpu_sample_spans_the_uptime() {
     let s = load_scenario(&repo_path("scenarios/validation/round/busy.toml")).unwrap();
@@ -143,7 +147,12 @@ fn monos_first_cpu_sample_spans_the_uptime() {
     );
     for clr in ["net8", "coreclr3-linux"] {
         let r = run(clr);
-        assert_eq!(r.threads_peak, 2, "{clr}");
+        assert!(
+            !r.threads_created_by_reason.contains_key("starvation"),
+            "{clr}"
+        );
+        let late = u32::from(clr == "coreclr3-linux");
+        assert_eq!(r.threads_peak, 2 + late, "{clr}");
         assert!(
             (r.makespan_ms - 2000.0).abs() < 20.0,
             "{clr}: {}",

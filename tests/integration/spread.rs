@@ -81,8 +81,8 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
         &SimOptions::default(),
     );
     // Off, the TickCount grid alone still moves some runs (two outcomes);
-    // on, the gate's phase spreads them much further.
-    let width = |s: &poolsim::spread::Spread| s.makespan_ms.max - s.makespan_ms.min;
+    // on, the gate's phase gives more, and earlier ones: the measured runs
+    // with it on end up to 1.1 s before the 7.00 s of every run with it off.
     assert!(
         on.outcomes.len() > off.outcomes.len(),
         "{:?}\n{:?}",
@@ -90,7 +90,7 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
         off.outcomes
     );
     assert!(
-        width(&on) > width(&off) + 300.0,
+        on.makespan_ms.min < off.makespan_ms.min - 300.0,
         "{:?} {:?}",
         on.makespan_ms,
         off.makespan_ms
