@@ -118,3 +118,17 @@ pub fn assert_misses_are_listed<T: Ord + std::fmt::Debug>(
         lines.join("\n")
     );
 }
+
+/// The number right after `prefix` in `text` ("last dequeue 629.8 ms ago").
+pub fn number_after(text: &str, prefix: &str) -> f64 {
+    let rest = &text[text
+        .find(prefix)
+        .unwrap_or_else(|| panic!("{prefix:?} in {text:?}"))
+        + prefix.len()..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}: {text:?}"))
+}

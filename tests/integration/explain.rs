@@ -9,7 +9,7 @@ use poolsim::scenario::load::parse_scenario;
 use poolsim::time::SimTime;
 use poolsim::trace::{Decision, EventLog, GateOutcome, NullSink, TraceEvent};
 
-use crate::common::scenario;
+use crate::common::{number_after, scenario};
 
 fn explain(s: &Scenario, policy: &str, window: Option<(f64, f64)>) -> Explanation {
     let p = resolve_policy(policy).unwrap_or_else(|e| panic!("{e}"));
@@ -23,20 +23,6 @@ fn ms(v: f64) -> SimTime {
 
 fn of_kind<'a>(e: &'a Explanation, kind: &str) -> Vec<&'a ExplainLine> {
     e.lines.iter().filter(|l| l.kind == kind).collect()
-}
-
-/// The number right after `prefix` in `text` ("last dequeue 629.8 ms ago").
-fn number_after(text: &str, prefix: &str) -> f64 {
-    let rest = &text[text
-        .find(prefix)
-        .unwrap_or_else(|| panic!("{prefix:?} in {text:?}"))
-        + prefix.len()..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    rest[..end]
-        .parse()
-        .unwrap_or_else(|e| panic!("{e}: {text:?}"))
 }
 
 #[test]

@@ -11,7 +11,7 @@ use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::trace::NullSink;
 
-use crate::common::repo_path;
+use crate::common::{number_after, repo_path};
 
 /// The largest gap (ms) on the sleeps' threads between an item's end and
 /// the thread's next item (queued before that end), over the run of the
@@ -89,16 +89,7 @@ fn explain_names_each_wait_for_the_core_and_the_trace_shows_it() {
     for line in lines {
         // "thread 3 waits 3.682 ms for its core": the sleeper's next item
         // starts that long after the release.
-        let waits: f64 = line
-            .text
-            .split(" waits ")
-            .nth(1)
-            .unwrap()
-            .split(" ms")
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let waits = number_after(&line.text, " waits ");
         let at = line.at_ms;
         let next = r
             .trace

@@ -11,6 +11,8 @@ use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::trace::{NullSink, ThreadReason};
 
+use crate::common::number_after;
+
 /// The first starvation injection's time (ms) of `count` × Sleep(3000) at
 /// t = 0 on `cores` under `policy`, seed `seed`.
 fn first_injection_ms(policy: &str, cores: u32, tiered: bool, seed: u64) -> f64 {
@@ -165,14 +167,7 @@ fn coreclr3s_start_up_takes_hill_climbings_first_sample() {
     );
     // It came when the gate thread started: one period for the CPU reading
     // and one more before the gate's first tick.
-    let before: f64 = startup[0]
-        .text
-        .split(" ms before")
-        .next()
-        .and_then(|t| t.rsplit(' ').next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let before = number_after(&startup[0].text, "on the pool ");
     let first_tick = on
         .lines
         .iter()
@@ -189,8 +184,7 @@ fn coreclr3s_start_up_takes_hill_climbings_first_sample() {
         .iter()
         .find(|l| l.text.starts_with("hill climbing"))
         .unwrap();
-    let span = sample.text.split(" over ").nth(1).unwrap();
-    let span: f64 = span.split(' ').next().unwrap().parse().unwrap();
+    let span = number_after(&sample.text, " over ");
     assert!(
         (span - (sample.at_ms + before)).abs() < 0.5,
         "{span} {}",
