@@ -293,6 +293,10 @@ enum Activity {
     SubmitterPause,
     /// Waiting for its core after waking a thread that took it.
     Preempted,
+    /// Waiting for a pool thread it created to start (Mono's
+    /// `mono_thread_create_internal` waits for the new thread to register),
+    /// then goes on as [`PoolThread::after_creation`] says.
+    CreatingThread,
 }
 
 #[derive(Debug)]
@@ -303,6 +307,9 @@ struct PoolThread {
     /// Invalidates events scheduled for an earlier state.
     generation: u64,
     frames: Vec<Frame>,
+    /// Where a worker's loop goes on once the thread it created has
+    /// started ([`Activity::CreatingThread`]).
+    after_creation: Option<WorkerNext<Work>>,
 }
 
 /// Who continues when an item's body ends.
@@ -528,6 +535,11 @@ struct World<'a, S: TraceSink> {
     /// created before then is not ready before it either.
     pool_ready_at: SimTime,
     wake_latency: SimDuration,
+    /// How long a thread that creates a pool thread waits for it
+    /// (`[mono] creation_wait_ms`; zero elsewhere).
+    creation_wait: SimDuration,
+    /// The creation waits owed by the worker whose loop runs now.
+    creation_owed: SimDuration,
     dedicated_latency: SimDuration,
     idle_timeout: SimDuration,
     /// How long a `cpu_ms` step of one second takes in this run (drawn once
@@ -659,6 +671,11 @@ impl<'a, S: TraceSink> World<'a, S> {
             ),
             pool_ready_at: SimTime::ZERO,
             wake_latency: config.threads.wake_latency,
+            creation_wait: config
+                .mono
+                .as_ref()
+                .map_or(SimDuration::ZERO, |m| m.creation_wait),
+            creation_owed: SimDuration::ZERO,
             dedicated_latency: config.threads.dedicated_start_latency,
             idle_timeout: config.threads.idle_timeout,
             cpu_second: {
@@ -1061,6 +1078,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             activity: Activity::None,
             generation: 0,
             frames: Vec::new(),
+            after_creation: None,
         });
         self.pool.add_thread();
         self.trace.threads.push(ThreadRecord {
@@ -1263,6 +1281,7 @@ impl<S: TraceSink> PoolControl for World<'_, S> {
             return false;
         }
         self.create_pool_thread(reason);
+        self.creation_owed = self.creation_owed + self.creation_wait;
         true
     }
     fn wake_at(&mut self, at: SimTime, tag: u64) {
@@ -1665,6 +1684,8 @@ impl<S: TraceSink> Engine<'_, S> {
     /// it waits on an event.
     fn worker_loop(&mut self, t: ThreadId, mut next: WorkerNext<Work>) {
         loop {
+            // Only a creation by `t`'s own pool code below makes it wait.
+            self.world.creation_owed = SimDuration::ZERO;
             next = match next {
                 WorkerNext::Seek => self.seek(t),
                 WorkerNext::Dispatch => self.dispatch(t),
@@ -1694,7 +1715,25 @@ impl<S: TraceSink> Engine<'_, S> {
                     return;
                 }
             };
+            if self.world.creation_owed > SimDuration::ZERO {
+                self.wait_for_creation(t, next);
+                return;
+            }
         }
+    }
+
+    /// `t` created a pool thread from its pool code (a dequeue's thread
+    /// request, hill climbing on a completion) and waits for it to start
+    /// before it goes on with `next` (Mono: `create_thread` waits on
+    /// `start_info->registered`, mono/mono `mono/metadata/threads.c`).
+    fn wait_for_creation(&mut self, t: ThreadId, next: WorkerNext<Work>) {
+        let wait = std::mem::take(&mut self.world.creation_owed);
+        let th = self.world.th(t);
+        th.activity = Activity::CreatingThread;
+        th.after_creation = Some(next);
+        let generation = th.generation;
+        self.world
+            .schedule(self.world.now + wait, EventKind::StepDone(t, generation));
     }
 
     /// Turns a dequeued work item into frames on `t` (or runs it at once
@@ -1892,6 +1931,12 @@ impl<S: TraceSink> Engine<'_, S> {
             }
             Activity::SubmitterPause | Activity::Preempted => {
                 self.resume(t);
+                return;
+            }
+            Activity::CreatingThread => {
+                if let Some(next) = self.world.th(t).after_creation.take() {
+                    self.worker_loop(t, next);
+                }
                 return;
             }
             Activity::None | Activity::Cpu => return,

@@ -441,6 +441,30 @@ pub struct MonoConfig {
     pub inject_tries: u32,
     /// `MONO_THREADS_PER_CPU`: min = cores × this.
     pub threads_per_cpu: u32,
+    /// Where the hill-climbing heuristic's clock starts.
+    pub heuristic_start: HeuristicStart,
+    /// How long a worker that creates a pool thread waits for it to start
+    /// before it goes on (`create_thread` waits for the new thread to
+    /// register, mono/mono `mono/metadata/threads.c`).
+    pub creation_wait: SimDuration,
+}
+
+/// Where Mono's hill-climbing heuristic counts its first sample from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeuristicStart {
+    /// The machine's boot: `heuristic_last_adjustment` and
+    /// `heuristic_sample_start` start at 0 (the static `worker` of
+    /// mono/mono `threadpool-worker-default.c`, never set by
+    /// `mono_threadpool_worker_init`) while `mono_msec_ticks` reads
+    /// `CLOCK_MONOTONIC` (`mono/utils/mono-time.c`), the time since boot. So
+    /// the process's first completion is always "more than the interval
+    /// after the last adjustment": it takes hill climbing's first sample (a
+    /// throughput of about 0 over the uptime: Warmup, goal unchanged), and
+    /// the workload's completions feed the second.
+    SinceBoot,
+    /// The pool's start: the first sample comes at the first completion more
+    /// than the first interval (10 ms) after the pool started.
+    SincePoolStart,
 }
 
 /// `[net20]`: the .NET 2.0 (SP1) pool's gate rule and its start-delay bug.

@@ -42,7 +42,7 @@
 //! sample, a worker parked, a thread created on demand) is recorded with its
 //! inputs through [`PoolControl::decision`] before it acts.
 
-use crate::policy::config::{HillClimbingConfig, PolicyConfig};
+use crate::policy::config::{HeuristicStart, HillClimbingConfig, PolicyConfig};
 use crate::policy::gate::{self, GateThread};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, thread_limits};
@@ -67,11 +67,24 @@ struct Heuristic {
     last_adjustment_ms: u64,
     /// `heuristic_adjustment_interval`, 10 ms at start.
     interval_ms: u64,
+    /// Whether the first sample comes at the first completion
+    /// ([`HeuristicStart::SinceBoot`]).
+    since_boot: bool,
+    /// Whether any sample was taken yet.
+    sampled: bool,
 }
 
+/// The uptime the first sample of a [`HeuristicStart::SinceBoot`] clock
+/// spans: the machine's, unknown. Any uptime of minutes or more gives that
+/// sample a throughput of about 0 items/ms, all it feeds into later samples
+/// (its move is 0: hill climbing is in Warmup).
+pub const ASSUMED_UPTIME_MS: u64 = 3_600_000;
+
 impl Heuristic {
-    fn new(hc: &HillClimbingConfig, seed: u64) -> Self {
+    fn new(hc: &HillClimbingConfig, start: HeuristicStart, seed: u64) -> Self {
         Heuristic {
+            since_boot: start == HeuristicStart::SinceBoot,
+            sampled: false,
             climber: HillClimbing::new(hc, rng::stream_seed(seed, "hill-climbing")).mono_port(),
             enabled: hc.enabled,
             completions: 0,
@@ -91,11 +104,21 @@ impl Heuristic {
     ) -> Option<u32> {
         self.completions += 1;
         let now_ms = now.as_nanos() / 1_000_000;
-        if !self.enabled || now_ms <= self.last_adjustment_ms + self.interval_ms || working > goal {
+        // On a clock since boot the first completion is always far past the
+        // last adjustment (0).
+        let first_since_boot = self.since_boot && !self.sampled;
+        if !self.enabled
+            || (!first_since_boot && now_ms <= self.last_adjustment_ms + self.interval_ms)
+            || working > goal
+        {
             return None;
         }
         let completions = std::mem::take(&mut self.completions);
-        let duration_ms = now_ms.saturating_sub(self.sample_start_ms);
+        let duration_ms = if first_since_boot {
+            ASSUMED_UPTIME_MS + now_ms
+        } else {
+            now_ms.saturating_sub(self.sample_start_ms)
+        };
         if duration_ms < self.interval_ms / 2 {
             return None;
         }
@@ -108,6 +131,7 @@ impl Heuristic {
             limits.1,
         );
         self.interval_ms = u64::from(next_interval);
+        self.sampled = true;
         self.sample_start_ms = now_ms;
         self.last_adjustment_ms = now_ms;
         Some(new_goal)
@@ -153,7 +177,14 @@ impl Mono {
             goal: initial.min(max),
             last_completion: SimTime::ZERO,
             gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
-            hill_climbing: Heuristic::new(&config.hill_climbing, scenario.seed),
+            hill_climbing: Heuristic::new(
+                &config.hill_climbing,
+                config
+                    .mono
+                    .as_ref()
+                    .map_or(HeuristicStart::SinceBoot, |m| m.heuristic_start),
+                scenario.seed,
+            ),
             max_creations_per_second: config
                 .mono
                 .as_ref()
@@ -331,18 +362,18 @@ mod tests {
         crate::policy::hill_climbing::coreclr_constants()
     }
 
-    fn heuristic() -> Heuristic {
+    fn heuristic(start: HeuristicStart) -> Heuristic {
         let scenario = parse_scenario(
             "[machine]\ncores = 2\n[pool]\npolicy = \"mono\"\n[[group]]\ncount = 1\nbody = [\"yield\"]\n",
             "h.toml",
         )
         .unwrap();
-        Heuristic::new(&mono_hill_climbing(), scenario.seed)
+        Heuristic::new(&mono_hill_climbing(), start, scenario.seed)
     }
 
     #[test]
     fn the_heuristic_adjusts_only_strictly_after_its_interval_on_a_ms_clock() {
-        let mut h = heuristic();
+        let mut h = heuristic(HeuristicStart::SincePoolStart);
         let ms = |x: u64| SimTime(x * 1_000_000);
         // The first interval is 10 ms from 0: 5 and 10 ms are too early
         // (`last_dequeue > last_adjustment + interval`, strict), 10.9 ms
@@ -358,5 +389,27 @@ mod tests {
         assert_eq!(h.completed(later, 2, 3, 0, (2, 200)), None);
         assert_eq!(h.completions, 1);
         assert_eq!(h.climber.total_samples(), 1);
+    }
+
+    #[test]
+    fn on_a_clock_since_boot_the_first_completion_takes_the_first_sample() {
+        let mut h = heuristic(HeuristicStart::SinceBoot);
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        // 0.4 ms reads 0 on the ms clock, yet the last adjustment (0) is an
+        // uptime ago: the first completion samples, in Warmup, goal kept.
+        assert_eq!(h.completed(SimTime(400_000), 1, 1, 0, (1, 100)), Some(1));
+        assert_eq!(h.climber.total_samples(), 1);
+        let first = h.climber.last_sample().expect("a sample");
+        assert!(
+            first.throughput < 1e-3,
+            "1 item over the uptime: {}",
+            first.throughput
+        );
+        // From then on the interval counts from that sample.
+        let interval = h.interval_ms;
+        assert!((10..=200).contains(&interval), "{interval}");
+        assert_eq!(h.completed(ms(interval), 1, 1, 0, (1, 100)), None);
+        assert!(h.completed(ms(interval + 1), 1, 1, 0, (1, 100)).is_some());
+        assert_eq!(h.climber.total_samples(), 2);
     }
 }

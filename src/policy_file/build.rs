@@ -20,9 +20,9 @@ use super::raw::{
 use crate::diagnostics::{Problem, Report, choose};
 use crate::policy::config::{
     BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick, GateConfig,
-    GateStart, HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig, Net20Config, PolicyConfig,
-    RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
-    TimerQueueChoice, TimersConfig,
+    GateStart, HeuristicStart, HillClimbingConfig, LibraryConfig, ModelKind, MonoConfig,
+    Net20Config, PolicyConfig, RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig,
+    TimerDispatch, TimerQueueChoice, TimersConfig,
 };
 use crate::scenario::model::{MAX_THREADS_LIMIT, THROTTLE_KINDS, throttle_kind_name};
 use crate::scenario::raw::{Number, TimeUnit};
@@ -56,6 +56,12 @@ const GATE_STARTS: &[(&str, GateStart)] = &[
 const FIRST_CPU_SAMPLES: &[(&str, FirstCpuSample)] = &[
     ("since-gate-start", FirstCpuSample::SinceGateStart),
     ("since-boot", FirstCpuSample::SinceBoot),
+];
+
+/// `[mono] heuristic_start = ...` values.
+const HEURISTIC_STARTS: &[(&str, HeuristicStart)] = &[
+    ("since-boot", HeuristicStart::SinceBoot),
+    ("since-pool-start", HeuristicStart::SincePoolStart),
 ];
 
 /// `[dispatch] requests = ...` values.
@@ -1098,6 +1104,14 @@ fn build_mono(raw: &RawPolicy, r: &mut Report<'_>) -> Option<MonoConfig> {
                 u32_in(1, 50)(n).map_err(|p| p.help("MONO_THREADS_PER_CPU: Mono clamps it to 1-50"))
             })
             .unwrap_or(1),
+        heuristic_start: m
+            .get(r, "heuristic_start", &m.raw.heuristic_start, |s| {
+                choose(s, HEURISTIC_STARTS, "heuristic start")
+            })
+            .unwrap_or(HeuristicStart::SinceBoot),
+        creation_wait: m
+            .get(r, "creation_wait_ms", &m.raw.creation_wait_ms, ms(false))
+            .unwrap_or(SimDuration::ZERO),
     })
 }
 

@@ -132,6 +132,8 @@ pub(super) struct RawMono {
     pub max_creations_per_second: Option<Spanned<Number>>,
     pub inject_tries: Option<Spanned<Number>>,
     pub threads_per_cpu: Option<Spanned<Number>>,
+    pub heuristic_start: Option<Spanned<String>>,
+    pub creation_wait_ms: Option<Spanned<Number>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -95,9 +95,9 @@ pub(super) fn known_builtins() -> String {
 mod tests {
     use crate::policy::config::{
         BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick,
-        GateConfig, GateStart, ModelKind, MonoConfig, Net20Config, PolicyConfig, RequestMode,
-        Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch, TimerQueueChoice,
-        TimersConfig,
+        GateConfig, GateStart, HeuristicStart, ModelKind, MonoConfig, Net20Config, PolicyConfig,
+        RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
+        TimerQueueChoice, TimersConfig,
     };
     use crate::policy_file::parse_policy;
     use crate::policy_file::test_support::{builtin, net_classic};
@@ -326,7 +326,9 @@ mod tests {
             Some(MonoConfig {
                 max_creations_per_second: 10,
                 inject_tries: 5,
-                threads_per_cpu: 1
+                threads_per_cpu: 1,
+                heuristic_start: HeuristicStart::SinceBoot,
+                creation_wait: SimDuration::from_ms(1),
             })
         );
         assert_eq!((&p.blocking, &p.net20), (&None, &None));
