@@ -1711,6 +1711,7 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.keep_working(t)
                 }
                 WorkerNext::Idle => {
+                    self.policy.found_no_request(&mut self.world, t);
                     self.world.make_idle(t);
                     return;
                 }

@@ -447,6 +447,9 @@ pub struct MonoConfig {
     /// before it goes on (`create_thread` waits for the new thread to
     /// register, mono/mono `mono/metadata/threads.c`).
     pub creation_wait: SimDuration,
+    /// threadpool.c's cap on requests passed to the worker pool and not yet
+    /// taken (`counter._.starting == 16`); 0: no cap.
+    pub max_starting: u32,
 }
 
 /// Where Mono's hill-climbing heuristic counts its first sample from.

@@ -149,6 +149,16 @@ pub struct Mono {
     inject_tries: u32,
     creation_second: u64,
     created_this_second: u32,
+    /// Requests passed to the worker pool and not yet taken: threadpool.c's
+    /// `counter._.starting`, equal to threadpool-worker-default.c's
+    /// `work_items_count` (both rise in `RequestWorkerThread`, both fall
+    /// when a worker pops a token and enters `worker_callback`).
+    tokens: u32,
+    /// `RequestWorkerThread` passes no request on once `starting` is here.
+    max_tokens: u32,
+    /// Workers inside `worker_callback`, which keeps dispatching while any
+    /// request is outstanding, popping no token.
+    in_callback: Vec<bool>,
 }
 
 impl Mono {
@@ -192,6 +202,9 @@ impl Mono {
             inject_tries: config.mono.as_ref().map_or(5, |m| m.inject_tries),
             creation_second: u64::MAX,
             created_this_second: 0,
+            tokens: 0,
+            max_tokens: config.mono.as_ref().map_or(0, |m| m.max_starting),
+            in_callback: Vec::new(),
         }
     }
 
@@ -246,14 +259,40 @@ impl Policy for Mono {
     }
 
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
+        if self.max_tokens > 0 {
+            // `RequestWorkerThread`: with `starting` at its cap the request
+            // stays managed: no token, no unpark, no creation.
+            if self.tokens >= self.max_tokens {
+                return;
+            }
+            self.tokens += 1;
+        }
         self.gate.ensure_running(pool);
         self.unpark_or_create(pool, ThreadReason::Demand);
     }
 
-    fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
+    fn seeking_work(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) {
         // A monitor thread that starts with the pool runs once a worker
         // dispatches (`[gate] start`; Mono's is "at-request").
         self.gate.first_thread_dispatching(pool);
+        // A new or woken worker pops a token and enters `worker_callback`;
+        // one back from a dispatch stays inside it.
+        let t = thread as usize;
+        if self.in_callback.len() <= t {
+            self.in_callback.resize(t + 1, false);
+        }
+        if !std::mem::replace(&mut self.in_callback[t], true) {
+            self.tokens = self.tokens.saturating_sub(1);
+        }
+    }
+
+    fn found_no_request(&mut self, _pool: &mut dyn PoolControl, thread: ThreadId) {
+        // No request outstanding: the worker leaves `worker_callback` and
+        // pops every token left, finding nothing each time, then parks.
+        if let Some(inside) = self.in_callback.get_mut(thread as usize) {
+            *inside = false;
+        }
+        self.tokens = 0;
     }
 
     fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
@@ -275,18 +314,28 @@ impl Policy for Mono {
             self.set_goal(pool, new_goal, reason);
         }
         let working = pool.counts().working;
-        let keep = working <= self.goal;
-        if !keep {
-            pool.decision(Decision::WorkerStop {
-                thread,
-                rule: "worker_thread: working > max_working",
-                threads: working,
-                threads_name: "working",
-                goal: self.goal,
-                retires: false,
-            });
+        if working <= self.goal {
+            return true;
         }
-        keep
+        // `Dispatch` returns false and `worker_callback` ends; back in
+        // `worker_thread` the worker pops a token if there is one and
+        // dispatches on: it parks only when none is left.
+        if self.max_tokens > 0 && self.tokens > 0 {
+            self.tokens -= 1;
+            return true;
+        }
+        if let Some(inside) = self.in_callback.get_mut(thread as usize) {
+            *inside = false;
+        }
+        pool.decision(Decision::WorkerStop {
+            thread,
+            rule: "worker_thread: working > max_working",
+            threads: working,
+            threads_name: "working",
+            goal: self.goal,
+            retires: false,
+        });
+        false
     }
 
     fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {

@@ -1112,6 +1112,9 @@ fn build_mono(raw: &RawPolicy, r: &mut Report<'_>) -> Option<MonoConfig> {
         creation_wait: m
             .get(r, "creation_wait_ms", &m.raw.creation_wait_ms, ms(false))
             .unwrap_or(SimDuration::ZERO),
+        max_starting: m
+            .get(r, "max_starting", &m.raw.max_starting, u32_in(0, 32767))
+            .unwrap_or(0),
     })
 }
 

@@ -134,6 +134,7 @@ pub(super) struct RawMono {
     pub threads_per_cpu: Option<Spanned<Number>>,
     pub heuristic_start: Option<Spanned<String>>,
     pub creation_wait_ms: Option<Spanned<Number>>,
+    pub max_starting: Option<Spanned<Number>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -329,6 +329,7 @@ mod tests {
                 threads_per_cpu: 1,
                 heuristic_start: HeuristicStart::SinceBoot,
                 creation_wait: SimDuration::from_ms(1),
+                max_starting: 16,
             })
         );
         assert_eq!((&p.blocking, &p.net20), (&None, &None));

@@ -94,7 +94,13 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                     // Portable pool: back to the semaphore; its local items
                     // move to the global queue.
                     g.pool.state.flush_local(t);
-                    WorkerNext::Idle
+                    g.pool.make_idle(t);
+                    let (g2, resumed) = idle_wait(g, t);
+                    g = g2;
+                    if !resumed {
+                        return g;
+                    }
+                    WorkerNext::Seek
                 } else {
                     g.request_thread(RequestCause::Leaving);
                     g.pool.retire(t);
@@ -107,7 +113,9 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                 }
             }
             WorkerNext::Idle => {
-                g.pool.make_idle(t);
+                let inner = &mut *g;
+                inner.policy.found_no_request(&mut inner.pool, t);
+                inner.pool.make_idle(t);
                 let (g2, resumed) = idle_wait(g, t);
                 g = g2;
                 if !resumed {
