@@ -36,7 +36,18 @@
 //!   stretched at least 10x at the minimum
 //!   ([`HillClimbing::mono_port`]). A raised goal takes effect at the next
 //!   request or monitor round.
-//! - A worker that completes an item while working > goal parks.
+//! - A worker that completes an item while working > goal parks, unless a
+//!   token is left (below): then it dispatches on.
+//! - Requests pass to the worker pool (a token, then unpark-or-create) only
+//!   while fewer than `[mono] max_starting` (16) tokens are left untaken
+//!   (threadpool.c's `counter._.starting`). A worker takes one when it
+//!   starts or wakes; one dispatching stays in `worker_callback` while
+//!   requests are outstanding and takes none, so under long items the cap
+//!   is reached and a raised goal waits for the monitor. A worker that finds
+//!   no request takes (drains) them all before it parks.
+//! - The process's first completion takes hill climbing's first sample (its
+//!   clock counts from boot, `[mono] heuristic_start`), and a worker that
+//!   creates a thread waits for it to start (`[mono] creation_wait_ms`).
 //!
 //! Each decision (a monitor tick with requests pending, a hill-climbing
 //! sample, a worker parked, a thread created on demand) is recorded with its
