@@ -654,6 +654,16 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 }
             ),
         ),
+        Decision::RequestsHeld {
+            tokens,
+            working,
+            goal,
+        } => (
+            "RequestsHeld",
+            format!(
+                "thread request: {tokens} requests passed on and not yet taken (threadpool.c: starting = {tokens}, the cap) -> it stays managed: no thread woken or created by a request ({working} working, goal {goal}) until the workers go idle; only the monitor adds threads"
+            ),
+        ),
         Decision::IdleTimeout {
             thread,
             waited,
@@ -816,6 +826,8 @@ struct Tally {
     blocking_raises: u32,
     blocking_delays: Vec<SimDuration>,
     stops: u32,
+    /// Mono: times thread requests were held at the token cap.
+    held: u32,
     timeouts: u32,
     timer_backlog: u32,
     timer_backlog_max: u64,
@@ -874,6 +886,7 @@ impl Tally {
             }
             Decision::Demand { .. } => {}
             Decision::WorkerStop { .. } => self.stops += 1,
+            Decision::RequestsHeld { .. } => self.held += 1,
             Decision::IdleTimeout { exits, .. } => {
                 if *exits {
                     self.timeouts += 1;
@@ -1084,6 +1097,12 @@ fn story(trace: &Trace, tally: &Tally) -> String {
         parts.push(format!(
             "{} stopped with more threads than the goal",
             count(tally.stops, "worker")
+        ));
+    }
+    if tally.held > 0 {
+        parts.push(format!(
+            "thread requests were held at the cap of requests in flight {} (no thread woken or created by a request then)",
+            count(tally.held, "time")
         ));
     }
     if tally.timeouts > 0 {

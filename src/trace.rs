@@ -304,6 +304,15 @@ pub enum Decision {
         /// Whether it retires (native pool) or only goes back to waiting.
         retires: bool,
     },
+    /// Mono: a thread request stayed managed, its worker pool holding
+    /// `tokens` requests no worker took yet (threadpool.c's `starting` at its
+    /// cap): it neither wakes nor creates a thread. Recorded once each time
+    /// the cap is reached.
+    RequestsHeld {
+        tokens: u32,
+        working: u32,
+        goal: u32,
+    },
     /// An idle (or retired) thread waited `waited` for work.
     IdleTimeout {
         thread: ThreadId,

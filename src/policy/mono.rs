@@ -170,6 +170,9 @@ pub struct Mono {
     /// Workers inside `worker_callback`, which keeps dispatching while any
     /// request is outstanding, popping no token.
     in_callback: Vec<bool>,
+    /// Whether a request was held at the cap since the tokens were last
+    /// below it (to narrate each episode once).
+    held: bool,
 }
 
 impl Mono {
@@ -216,6 +219,7 @@ impl Mono {
             tokens: 0,
             max_tokens: config.mono.as_ref().map_or(0, |m| m.max_starting),
             in_callback: Vec::new(),
+            held: false,
         }
     }
 
@@ -274,8 +278,16 @@ impl Policy for Mono {
             // `RequestWorkerThread`: with `starting` at its cap the request
             // stays managed: no token, no unpark, no creation.
             if self.tokens >= self.max_tokens {
+                if !std::mem::replace(&mut self.held, true) {
+                    pool.decision(Decision::RequestsHeld {
+                        tokens: self.tokens,
+                        working: pool.counts().working,
+                        goal: self.goal,
+                    });
+                }
                 return;
             }
+            self.held = false;
             self.tokens += 1;
         }
         self.gate.ensure_running(pool);

@@ -13,9 +13,10 @@ use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::trace::{NullSink, ThreadReason};
 
-/// 40 × Sleep(1200) at once on 2 cores: the run and whether hill climbing
-/// raised the goal (a Warmup sample whose wave is high).
-fn sleepers(policy: &PolicyConfig) -> (RunResult, bool) {
+/// 40 × Sleep(1200) at once on 2 cores: the run, whether hill climbing
+/// raised the goal (a Warmup sample whose wave is high) and when `explain`
+/// says requests are held at the cap.
+fn sleepers(policy: &PolicyConfig) -> (RunResult, bool, Option<(f64, String)>) {
     let text = "seed = 1\n[machine]\ncores = 2\n[pool]\npolicy = \"mono\"\n\
                 [[group]]\nname = \"g\"\ncount = 40\nsubmit = \"task-run\"\n\
                 body = [ { sleep_ms = 1200 } ]\n";
@@ -25,8 +26,13 @@ fn sleepers(policy: &PolicyConfig) -> (RunResult, bool) {
         .lines
         .iter()
         .any(|l| l.text.starts_with("hill climbing") && l.text.contains("Warmup: goal 4 -> 5"));
+    let held = e
+        .lines
+        .iter()
+        .find(|l| l.kind == "RequestsHeld")
+        .map(|l| (l.at_ms, l.text.clone()));
     let r = engine::simulate(&s, policy, &mut NullSink, &SimOptions::default());
-    (r, raised)
+    (r, raised, held)
 }
 
 fn mono(max_starting: u32) -> PolicyConfig {
@@ -48,9 +54,14 @@ fn monos_policy_caps_the_requests_passed_on_at_16() {
 /// thread, and the run ends a round (1.2 s) sooner.
 #[test]
 fn once_the_tokens_reach_the_cap_a_raised_goal_creates_no_thread() {
-    let (capped, capped_raised) = sleepers(&mono(16));
-    let (uncapped, uncapped_raised) = sleepers(&mono(0));
+    let (capped, capped_raised, held) = sleepers(&mono(16));
+    let (uncapped, uncapped_raised, never) = sleepers(&mono(0));
     assert!(capped_raised && uncapped_raised);
+    // `explain` says when the cap is reached, before the raise it stops.
+    let (at, text) = held.expect("a RequestsHeld line");
+    assert!(text.contains("16 requests"), "{text}");
+    assert!((1000.0..7000.0).contains(&at), "{at}");
+    assert!(never.is_none());
     let on_demand_after_start = |r: &RunResult| {
         r.trace
             .threads
