@@ -539,19 +539,16 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
             if *adopted {
                 let _ = write!(text, "adopts goal {goal} (Initializing), ");
             }
-            if *sample >= SimDuration::from_ms(crate::policy::mono::ASSUMED_UPTIME_MS) {
+            let over = if *sample >= SimDuration::from_ms(crate::policy::mono::ASSUMED_UPTIME_MS) {
                 // Mono's first sample, on a clock that counts from boot.
-                let _ = write!(
-                    text,
-                    "{throughput:.1} items/s over the machine's uptime (the heuristic's clock counts from boot) (CPU {cpu_percent} %)"
-                );
+                "the machine's uptime (the heuristic's clock counts from boot)".to_string()
             } else {
-                let _ = write!(
-                    text,
-                    "{throughput:.1} items/s over {} ms (CPU {cpu_percent} %)",
-                    ms(*sample)
-                );
-            }
+                format!("{} ms", ms(*sample))
+            };
+            let _ = write!(
+                text,
+                "{throughput:.1} items/s over {over} (CPU {cpu_percent} %)"
+            );
             if matches!(*transition, "ClimbingMove" | "Stabilizing") {
                 let _ = write!(
                     text,

@@ -1317,6 +1317,9 @@ impl<S: TraceSink> PoolHost for Engine<'_, S> {
     fn seeking_work(&mut self, t: ThreadId) {
         self.policy.seeking_work(&mut self.world, t);
     }
+    fn found_no_request(&mut self, t: ThreadId) {
+        self.policy.found_no_request(&mut self.world, t);
+    }
     fn thread_requested(&mut self, cause: RequestCause) {
         self.policy.thread_requested(&mut self.world, cause);
     }
@@ -1711,7 +1714,6 @@ impl<S: TraceSink> Engine<'_, S> {
                     self.keep_working(t)
                 }
                 WorkerNext::Idle => {
-                    self.policy.found_no_request(&mut self.world, t);
                     self.world.make_idle(t);
                     return;
                 }

@@ -166,7 +166,7 @@ pub trait Policy: Send {
     /// thread, or one back from a dispatch quantum or an empty queue).
     fn seeking_work(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) {}
     /// A worker looked for a thread request and found none: it goes idle
-    /// (it is not called for a worker that retires).
+    /// (`PoolHost::seek`; not called for a worker that retires).
     fn found_no_request(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) {}
     /// A worker finished a work item. Returns whether it keeps dispatching
     /// (false: it retires, as when the pool has more active threads than its

@@ -81,8 +81,6 @@ struct Heuristic {
     /// Whether the first sample comes at the first completion
     /// ([`HeuristicStart::SinceBoot`]).
     since_boot: bool,
-    /// Whether any sample was taken yet.
-    sampled: bool,
 }
 
 /// The uptime the first sample of a [`HeuristicStart::SinceBoot`] clock
@@ -95,7 +93,6 @@ impl Heuristic {
     fn new(hc: &HillClimbingConfig, start: HeuristicStart, seed: u64) -> Self {
         Heuristic {
             since_boot: start == HeuristicStart::SinceBoot,
-            sampled: false,
             climber: HillClimbing::new(hc, rng::stream_seed(seed, "hill-climbing")).mono_port(),
             enabled: hc.enabled,
             completions: 0,
@@ -116,8 +113,9 @@ impl Heuristic {
         self.completions += 1;
         let now_ms = now.as_nanos() / 1_000_000;
         // On a clock since boot the first completion is always far past the
-        // last adjustment (0).
-        let first_since_boot = self.since_boot && !self.sampled;
+        // last adjustment (0). The first sample is never accumulated, so
+        // none was taken while the count is 0.
+        let first_since_boot = self.since_boot && self.climber.total_samples() == 0;
         if !self.enabled
             || (!first_since_boot && now_ms <= self.last_adjustment_ms + self.interval_ms)
             || working > goal
@@ -142,7 +140,6 @@ impl Heuristic {
             limits.1,
         );
         self.interval_ms = u64::from(next_interval);
-        self.sampled = true;
         self.sample_start_ms = now_ms;
         self.last_adjustment_ms = now_ms;
         Some(new_goal)
@@ -343,7 +340,7 @@ impl Policy for Mono {
         // `Dispatch` returns false and `worker_callback` ends; back in
         // `worker_thread` the worker pops a token if there is one and
         // dispatches on: it parks only when none is left.
-        if self.max_tokens > 0 && self.tokens > 0 {
+        if self.tokens > 0 {
             self.tokens -= 1;
             return true;
         }

@@ -519,6 +519,8 @@ pub(crate) trait PoolHost {
     fn clock(&self) -> SimTime;
     /// The policy's `seeking_work`.
     fn seeking_work(&mut self, t: ThreadId);
+    /// The policy's `found_no_request`.
+    fn found_no_request(&mut self, t: ThreadId);
     /// The policy's `thread_requested`.
     fn thread_requested(&mut self, cause: RequestCause);
     /// The number of queued items changed (the engine traces it).
@@ -560,7 +562,10 @@ pub(crate) trait PoolHost {
                 WorkerNext::Run(work)
             }
             Taken::Managed(None) => WorkerNext::Dispatch,
-            Taken::None => WorkerNext::Idle,
+            Taken::None => {
+                self.found_no_request(t);
+                WorkerNext::Idle
+            }
         }
     }
 

@@ -924,6 +924,9 @@ impl PoolHost for Inner {
     fn seeking_work(&mut self, t: ThreadId) {
         self.policy.seeking_work(&mut self.pool, t);
     }
+    fn found_no_request(&mut self, t: ThreadId) {
+        self.policy.found_no_request(&mut self.pool, t);
+    }
     fn thread_requested(&mut self, cause: RequestCause) {
         self.policy.thread_requested(&mut self.pool, cause);
     }

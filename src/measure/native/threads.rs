@@ -94,13 +94,7 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                     // Portable pool: back to the semaphore; its local items
                     // move to the global queue.
                     g.pool.state.flush_local(t);
-                    g.pool.make_idle(t);
-                    let (g2, resumed) = idle_wait(g, t);
-                    g = g2;
-                    if !resumed {
-                        return g;
-                    }
-                    WorkerNext::Seek
+                    WorkerNext::Idle
                 } else {
                     g.request_thread(RequestCause::Leaving);
                     g.pool.retire(t);
@@ -113,9 +107,7 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                 }
             }
             WorkerNext::Idle => {
-                let inner = &mut *g;
-                inner.policy.found_no_request(&mut inner.pool, t);
-                inner.pool.make_idle(t);
+                g.pool.make_idle(t);
                 let (g2, resumed) = idle_wait(g, t);
                 g = g2;
                 if !resumed {
