@@ -399,20 +399,17 @@ fn goal_move(goal: u32, new_goal: u32) -> String {
 
 /// The starvation test in words: "last dequeue 630 ms ago > 500 ms (CPU 0 % < 80 %)".
 fn starvation_test(c: &StarvationCheck, goal: u32) -> String {
-    let test = if c.starved {
-        format!(
-            "last dequeue {} ms ago {} {} ms",
-            ms(c.since_dequeue),
-            c.comparison,
-            ms(c.threshold)
-        )
+    let since = if c.since_dequeue >= SimDuration::from_ms(crate::policy::mono::ASSUMED_UPTIME_MS) {
+        // Mono's monitor before any completion: its "last dequeue" is 0 on
+        // a clock that counts from boot.
+        "no completion yet: last dequeue at boot, the machine's uptime ago".to_string()
     } else {
-        format!(
-            "last dequeue {} ms ago, not {} {} ms",
-            ms(c.since_dequeue),
-            c.comparison,
-            ms(c.threshold)
-        )
+        format!("last dequeue {} ms ago", ms(c.since_dequeue))
+    };
+    let test = if c.starved {
+        format!("{since} {} {} ms", c.comparison, ms(c.threshold))
+    } else {
+        format!("{since}, not {} {} ms", c.comparison, ms(c.threshold))
     };
     let cpu = if c.cpu_busy {
         let per = if goal > 0 {

@@ -171,13 +171,14 @@ pub enum FirstCpuSample {
     /// `GateThreadStart`, dotnet/coreclr v3.1 `win32threadpool.cpp`; the
     /// portable pool's `CpuUtilizationReader`, read once at start).
     SinceGateStart,
-    /// The time since the machine booted: Mono's sample state starts
-    /// zeroed (`worker.cpu_usage_state = g_new0 (MonoCpuUsageState, 1)`),
-    /// so its first `mono_cpu_usage` divides the process's CPU time by the
-    /// monotonic clock since boot times the cores: about 0 %, and the
-    /// monitor's first sampled round takes the short starvation delay
-    /// even when every thread computes (mono/mono
-    /// `mono/metadata/threadpool-worker-default.c`, `mono/utils/mono-proclib.c`).
+    /// The time since the machine booted: a sample state that starts
+    /// zeroed and is not read when the gate starts, so the first reading
+    /// divides the process's CPU time by the uptime: about 0 %. No built-in
+    /// policy uses it. Mono's was thought to (`worker.cpu_usage_state =
+    /// g_new0 (...)`), but its `monitor_thread` reads the CPU once when it
+    /// starts (strace here: `getrusage` at the monitor's start, then every
+    /// round); its first round injects under full CPU because its last
+    /// dequeue is at boot (`[mono] heuristic_start`).
     SinceBoot,
 }
 

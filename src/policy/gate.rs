@@ -354,6 +354,16 @@ impl GateThread {
 
     /// `SufficientDelaySinceLastDequeue` with the inputs it read.
     pub fn check(&self, now: SimTime, last_dequeue: SimTime, goal: u32) -> StarvationCheck {
+        let since_dequeue = SimDuration(
+            self.tick_count_at(now)
+                .saturating_sub(self.tick_count_at(last_dequeue)),
+        );
+        self.check_since(since_dequeue, goal)
+    }
+
+    /// `SufficientDelaySinceLastDequeue` on a delay the caller read (Mono's
+    /// monitor before any completion: the time since boot).
+    pub fn check_since(&self, since_dequeue: SimDuration, goal: u32) -> StarvationCheck {
         let cpu_busy = self.cpu_utilization >= self.config.cpu_busy_percent;
         let threshold = if !cpu_busy {
             self.config.starvation_delay
@@ -362,10 +372,6 @@ impl GateThread {
                 .busy_delay_per_thread
                 .saturating_mul(u64::from(goal))
         };
-        let since_dequeue = SimDuration(
-            self.tick_count_at(now)
-                .saturating_sub(self.tick_count_at(last_dequeue)),
-        );
         StarvationCheck {
             since_dequeue,
             threshold,

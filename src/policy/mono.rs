@@ -59,7 +59,7 @@ use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::rng;
 use crate::scenario::Scenario;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
 
 /// Mono's `heuristic_notify_work_completed` / `heuristic_should_adjust` /
@@ -150,7 +150,10 @@ impl Heuristic {
 pub struct Mono {
     base: PolicyBase,
     goal: u32,
-    last_completion: SimTime,
+    /// `heuristic_last_dequeue`: the last completion, `None` before the
+    /// first (the field starts at 0; on a clock since boot, `[mono]
+    /// heuristic_start`, that is the boot).
+    last_completion: Option<SimTime>,
     gate: GateThread,
     hill_climbing: Heuristic,
     max_creations_per_second: u32,
@@ -196,7 +199,7 @@ impl Mono {
                 max,
             },
             goal: initial.min(max),
-            last_completion: SimTime::ZERO,
+            last_completion: None,
             gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
             hill_climbing: Heuristic::new(
                 &config.hill_climbing,
@@ -317,7 +320,7 @@ impl Policy for Mono {
 
     fn work_completed(&mut self, pool: &mut dyn PoolControl, thread: ThreadId) -> bool {
         let now = pool.now();
-        self.last_completion = now;
+        self.last_completion = Some(now);
         let counts = pool.counts();
         if let Some(new_goal) = self.hill_climbing.completed(
             now,
@@ -373,7 +376,17 @@ impl Policy for Mono {
         if counts.pending_requests == 0 {
             return;
         }
-        let check = self.gate.check(pool.now(), self.last_completion, self.goal);
+        let check = match self.last_completion {
+            Some(last) => self.gate.check(pool.now(), last, self.goal),
+            // Before the first completion `heuristic_last_dequeue` is still
+            // 0: on a clock since boot the delay is the machine's uptime, so
+            // every round with work injects, whatever the CPU.
+            None if self.hill_climbing.since_boot => self.gate.check_since(
+                SimDuration::from_ms(ASSUMED_UPTIME_MS) + pool.now().since(SimTime::ZERO),
+                self.goal,
+            ),
+            None => self.gate.check(pool.now(), SimTime::ZERO, self.goal),
+        };
         let outcome = if !check.starved {
             GateOutcome::NotStarved
         } else if self.goal >= self.base.max && counts.working >= self.goal {

@@ -303,8 +303,7 @@ mod tests {
         assert!(p.threads.honours_set_min_threads);
         assert_eq!(p.gate.comparison, Comparison::GreaterOrEqual);
         assert_eq!(p.gate.idle_ticks_before_stop, 120);
-        assert_eq!(p.gate.first_cpu_sample, FirstCpuSample::SinceBoot);
-        for clr in ["net-classic", "coreclr3-linux", "net6", "net8"] {
+        for clr in ["mono", "net-classic", "coreclr3-linux", "net6", "net8"] {
             assert_eq!(
                 builtin(clr).gate.first_cpu_sample,
                 FirstCpuSample::SinceGateStart,

@@ -1,7 +1,8 @@
 //! Mono 6.8's pool as a fresh process meets it (issue 12): its hill
 //! climbing's clock counts from boot, so the process's first completion
-//! takes the first sample; its first worker starts as slowly as measured;
-//! and a worker that creates a thread waits for it to start
+//! takes the first sample, and until then the monitor's last dequeue is at
+//! boot, so every round injects; its first worker starts as slowly as
+//! measured; and a worker that creates a thread waits for it to start
 //! (`mono/metadata/threadpool-worker-default.c`, `threads.c`).
 
 use poolsim::engine::{self, RunResult, SimOptions};
@@ -143,4 +144,78 @@ fn monos_first_worker_starts_as_slowly_as_measured() {
         "{firsts:?}"
     );
     assert!(firsts.iter().any(|&f| f < 1.7) && firsts.iter().any(|&f| f > 2.5));
+}
+
+/// Until the first completion the monitor's last dequeue is at boot, so it
+/// injects on every round with work even when every thread computes: six
+/// busy loops of 2.5 s on 2 cores get a thread per round (0.5, 1.0, 1.5,
+/// 2.0 s) and end at 4.5 s, as all 10 recorded runs did
+/// (`scenarios/calibration/monitor-before-first-completion.toml`,
+/// `tests/fixtures/calibration/monitor-before-first-completion/`). With the
+/// last dequeue at the pool's start the busy threshold (3 x 1000 ms) holds
+/// the pool at 3 threads and the run takes 5.5 s.
+#[test]
+fn monos_monitor_injects_every_round_before_the_first_completion() {
+    let stem = "monitor-before-first-completion";
+    let s = poolsim::scenario::load::load_scenario(&crate::common::repo_path(&format!(
+        "scenarios/calibration/{stem}.toml"
+    )))
+    .unwrap();
+    let groups: Vec<String> = s.groups.iter().map(|g| g.name.clone()).collect();
+    let dir = crate::common::repo_path(&format!("tests/fixtures/calibration/{stem}"));
+    let mut recorded = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the calibration recordings") {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let m = poolsim::measure::measured::parse(&text, &groups, stem, "mono", 1, 1).unwrap();
+        let mut starts: Vec<f64> = m
+            .trace
+            .items
+            .iter()
+            .map(|i| i.started.as_ms_f64())
+            .collect();
+        starts.sort_by(f64::total_cmp);
+        recorded.push((starts, poolsim::metrics::summarize(&m.trace).makespan_ms));
+    }
+    assert_eq!(recorded.len(), 10);
+    let starts_on_rounds = |starts: &[f64]| {
+        starts[..2].iter().all(|&t| t < 10.0)
+            && starts[2..]
+                .iter()
+                .zip([500.0, 1000.0, 1500.0, 2000.0])
+                .all(|(&t, round)| (round..round + 30.0).contains(&t))
+    };
+    for (starts, makespan) in &recorded {
+        assert!(starts_on_rounds(starts), "recorded {starts:?}");
+        assert!((4500.0..4540.0).contains(makespan), "recorded {makespan}");
+    }
+    for seed in 1..=20 {
+        let mut s = s.clone();
+        s.seed = seed;
+        let (e, r) = run(&s, &resolve_policy("mono").unwrap());
+        let mut starts: Vec<f64> = r
+            .trace
+            .items
+            .iter()
+            .map(|i| i.started.as_ms_f64())
+            .collect();
+        starts.sort_by(f64::total_cmp);
+        assert!(starts_on_rounds(&starts), "seed {seed}: {starts:?}");
+        let makespan = poolsim::metrics::summarize(&r.trace).makespan_ms;
+        assert!(
+            (4500.0..4540.0).contains(&makespan),
+            "seed {seed}: {makespan}"
+        );
+        let ticks: Vec<&str> = e
+            .lines
+            .iter()
+            .filter(|l| l.text.starts_with("gate tick"))
+            .map(|l| l.text.as_str())
+            .collect();
+        assert!(ticks[1].contains("no completion yet"), "{ticks:?}");
+        assert!(ticks[1].contains("CPU 100 %"), "{ticks:?}");
+    }
+    // The last dequeue at the pool's start instead: the CPU decides.
+    let (_, r) = run(&s, &mono(HeuristicStart::SincePoolStart, 1));
+    assert_eq!(poolsim::metrics::summarize(&r.trace).threads_peak, 3);
+    assert!(poolsim::metrics::summarize(&r.trace).makespan_ms > 5400.0);
 }

@@ -114,18 +114,17 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
     crate::common::assert_misses_are_listed(&misses, &known_misses(), &lines);
 }
 
-/// Mono's monitor reads ~0 % CPU on its first sampled round (its sample
-/// state starts zeroed, so the first reading spans the machine's uptime),
-/// and takes the short starvation delay even when every thread computes:
-/// 8 busy loops of 500 ms on 2 cores get a third thread at the first tick
-/// and end in 1.5 s, as the recorded Mono runs did (1.51 s x 10); the
-/// CoreCLR pools read the CPU from their gate's start, inject nothing and
-/// end in 2.0 s. (.NET Core 3.1's hill climbing adds a third thread that
+/// Mono's monitor injects at its first round even when every thread
+/// computes (no completion yet, so its last dequeue is at boot, the
+/// machine's uptime ago): 8 busy loops of 500 ms on 2 cores get a third
+/// thread at the first tick and end in 1.5 s, as the recorded Mono runs did
+/// (1.51 s x 10); the CoreCLR pools, whose last dequeue counts from the
+/// pool's start, inject nothing and end in 2.0 s. (.NET Core 3.1's hill climbing adds a third thread that
 /// finds nothing left to run: the recorded runs at 1.51 s, 10 of 10, the
 /// model one sample later, at 2.0 s, for want of the runtime's own
 /// completions during the run.)
 #[test]
-fn monos_first_cpu_sample_spans_the_uptime() {
+fn monos_first_round_injects_under_full_cpu() {
     let s = load_scenario(&repo_path("scenarios/validation/round/busy.toml")).unwrap();
     let run = |p: &str| {
         let policy = resolve_policy(p).unwrap();
