@@ -9,8 +9,10 @@
 //! and Mono), recorded after that, without a change to any model after but
 //! three Mono mechanisms found on its misses; then grammar seed 4 in
 //! `tests/fixtures/generated-4/` (Mono, recorded after those three; the
-//! token cap was found on its misses), and grammar seed 5 in
-//! `tests/fixtures/generated-5/` (Mono, recorded after all four).
+//! token cap was found on its misses), grammar seed 5 in
+//! `tests/fixtures/generated-5/` (Mono, recorded after all four; the
+//! monitor's last dequeue at boot was found on its misses), and grammar
+//! seed 6 in `tests/fixtures/generated-6/` (Mono, recorded after that).
 //!
 //! The test fails when a recorded set is no longer what the grammar draws,
 //! on a scenario that misses a distribution check and is not listed in its
@@ -35,7 +37,7 @@ const SET: usize = 40;
 const SIM_RUNS: usize = 100;
 
 /// The recorded sets: grammar seed, folder, runtimes.
-const SETS: [(u64, &str, &[Runtime]); 5] = [
+const SETS: [(u64, &str, &[Runtime]); 6] = [
     (
         1,
         "tests/fixtures/generated",
@@ -49,6 +51,7 @@ const SETS: [(u64, &str, &[Runtime]); 5] = [
     ),
     (4, "tests/fixtures/generated-4", &[Runtime::Mono]),
     (5, "tests/fixtures/generated-5", &[Runtime::Mono]),
+    (6, "tests/fixtures/generated-6", &[Runtime::Mono]),
 ];
 
 fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, DistributionReport)> {
