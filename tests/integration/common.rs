@@ -89,17 +89,50 @@ pub fn distribution_misses(
             misses.insert((stem.to_string(), runtime.to_string(), c.metric.to_string()));
         }
     }
+    // The figures as a `KNOWN_MISSES` comment line.
+    let measured: Vec<String> = r
+        .measured_makespans_ms
+        .iter()
+        .map(|m| format!("{m:.0}"))
+        .collect();
     lines.push(format!(
-        "{stem} {runtime:<8} model {:.0}..{:.0} ms measured {:?} median error {:+.1} % offsets {:.0} ms",
+        "# {stem} {runtime}: model {:.0}..{:.0} ms over {} seeds; measured {} ms; median error {:+.1} %; start-offset quantiles off by {:.0} ms",
         r.sim_makespan_ms.min,
         r.sim_makespan_ms.max,
-        r.measured_makespans_ms
-            .iter()
-            .map(|m| m.round())
-            .collect::<Vec<_>>(),
+        r.sim_runs,
+        measured.join(", "),
         r.median_error * 100.0,
         r.offset_error_ms
     ));
+}
+
+/// [`assert_misses_are_listed`] for distribution checks, whose failure
+/// message ends with the `KNOWN_MISSES` lines to paste: for each scenario
+/// with an unlisted miss, its figures comment and every check it misses.
+pub fn assert_distribution_misses_are_listed(
+    misses: &BTreeSet<(String, String, String)>,
+    known: &BTreeSet<(String, String, String)>,
+    lines: &[String],
+) {
+    let mut all = lines.to_vec();
+    let unlisted: BTreeSet<(&str, &str)> = misses
+        .difference(known)
+        .map(|(stem, rt, _)| (stem.as_str(), rt.as_str()))
+        .collect();
+    if !unlisted.is_empty() {
+        all.push("\nKNOWN_MISSES lines for the unlisted misses:".to_string());
+        for (stem, rt) in unlisted {
+            let head = format!("# {stem} {rt}: ");
+            all.extend(lines.iter().filter(|l| l.starts_with(&head)).cloned());
+            all.extend(
+                misses
+                    .iter()
+                    .filter(|(s, r, _)| s == stem && r == rt)
+                    .map(|(s, r, check)| format!("{s} {r} {check}")),
+            );
+        }
+    }
+    assert_misses_are_listed(misses, known, &all);
 }
 
 /// Fails unless the checks that missed are exactly those a list excuses:

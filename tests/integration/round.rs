@@ -111,7 +111,7 @@ fn the_models_predict_the_round_number_runs_as_distributions_but_for_the_listed_
     lines.push(format!(
         "{covered} of {runs} recorded runs inside the models' ranges"
     ));
-    crate::common::assert_misses_are_listed(&misses, &known_misses(), &lines);
+    crate::common::assert_distribution_misses_are_listed(&misses, &known_misses(), &lines);
 }
 
 /// Mono's monitor injects at its first round even when every thread
