@@ -21,8 +21,11 @@
 //!   goal; the measured burst — two threads at once on 2 cores, then one per
 //!   500 ms — says they do, so they count here.)
 //! - The monitor thread ticks every 500 ms from the first request. Its
-//!   "last dequeue" is really the last completion (0 until one happens), so
-//!   the first tick of a burst always injects. If requests are pending and
+//!   "last dequeue" is really the last completion, 0 until one happens on a
+//!   clock that counts from boot (`[mono] heuristic_start`): until the
+//!   process's first completion every tick with requests pending injects,
+//!   whatever the CPU (measured: `scenarios/calibration/monitor-before-
+//!   first-completion.toml`). Otherwise, if requests are pending and
 //!   `now ≥ last + (cpu < 80 % ? 500 : goal × 1000)` (note `≥`), the goal
 //!   grows by one (at the maximum it stays, and the round goes on only
 //!   while fewer threads work than the goal) and up to `inject_tries`
