@@ -92,6 +92,12 @@ struct Heuristic {
 /// (its move is 0: hill climbing is in Warmup).
 pub const ASSUMED_UPTIME_MS: u64 = 3_600_000;
 
+/// `t` on `mono_msec_ticks`' clock, which counts from boot: the assumed
+/// uptime at the pool's start, plus `t`.
+fn since_boot(t: SimTime) -> SimDuration {
+    SimDuration::from_ms(ASSUMED_UPTIME_MS) + t.since(SimTime::ZERO)
+}
+
 impl Heuristic {
     fn new(hc: &HillClimbingConfig, start: HeuristicStart, seed: u64) -> Self {
         Heuristic {
@@ -127,7 +133,7 @@ impl Heuristic {
         }
         let completions = std::mem::take(&mut self.completions);
         let duration_ms = if first_since_boot {
-            ASSUMED_UPTIME_MS + now_ms
+            since_boot(now).as_nanos() / 1_000_000
         } else {
             now_ms.saturating_sub(self.sample_start_ms)
         };
@@ -384,10 +390,9 @@ impl Policy for Mono {
             // Before the first completion `heuristic_last_dequeue` is still
             // 0: on a clock since boot the delay is the machine's uptime, so
             // every round with work injects, whatever the CPU.
-            None if self.hill_climbing.since_boot => self.gate.check_since(
-                SimDuration::from_ms(ASSUMED_UPTIME_MS) + pool.now().since(SimTime::ZERO),
-                self.goal,
-            ),
+            None if self.hill_climbing.since_boot => {
+                self.gate.check_since(since_boot(pool.now()), self.goal)
+            }
             None => self.gate.check(pool.now(), SimTime::ZERO, self.goal),
         };
         let outcome = if !check.starved {

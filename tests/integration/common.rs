@@ -7,7 +7,7 @@ use poolsim::engine::{self, RunResult, SimOptions};
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::Scenario;
 use poolsim::scenario::load::load_scenario;
-use poolsim::trace::NullSink;
+use poolsim::trace::{NullSink, Trace};
 
 /// Runs the `poolsim` binary from the repository's root.
 pub fn poolsim(args: &[&str]) -> std::process::Output {
@@ -164,4 +164,11 @@ pub fn number_after(text: &str, prefix: &str) -> f64 {
     rest[..end]
         .parse()
         .unwrap_or_else(|e| panic!("{e}: {text:?}"))
+}
+
+/// The items' start times in ms, earliest first.
+pub fn sorted_starts(trace: &Trace) -> Vec<f64> {
+    let mut starts: Vec<f64> = trace.items.iter().map(|i| i.started.as_ms_f64()).collect();
+    starts.sort_by(f64::total_cmp);
+    starts
 }

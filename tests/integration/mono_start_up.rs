@@ -167,13 +167,7 @@ fn monos_monitor_injects_every_round_before_the_first_completion() {
     for entry in std::fs::read_dir(&dir).expect("the calibration recordings") {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         let m = poolsim::measure::measured::parse(&text, &groups, stem, "mono", 1, 1).unwrap();
-        let mut starts: Vec<f64> = m
-            .trace
-            .items
-            .iter()
-            .map(|i| i.started.as_ms_f64())
-            .collect();
-        starts.sort_by(f64::total_cmp);
+        let starts = crate::common::sorted_starts(&m.trace);
         recorded.push((starts, poolsim::metrics::summarize(&m.trace).makespan_ms));
     }
     assert_eq!(recorded.len(), 10);
@@ -192,13 +186,7 @@ fn monos_monitor_injects_every_round_before_the_first_completion() {
         let mut s = s.clone();
         s.seed = seed;
         let (e, r) = run(&s, &resolve_policy("mono").unwrap());
-        let mut starts: Vec<f64> = r
-            .trace
-            .items
-            .iter()
-            .map(|i| i.started.as_ms_f64())
-            .collect();
-        starts.sort_by(f64::total_cmp);
+        let starts = crate::common::sorted_starts(&r.trace);
         assert!(starts_on_rounds(&starts), "seed {seed}: {starts:?}");
         let makespan = poolsim::metrics::summarize(&r.trace).makespan_ms;
         assert!(

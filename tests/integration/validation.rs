@@ -127,13 +127,7 @@ fn mono_set_min_threads_takes_effect_at_the_first_hill_climbing_adjustment() {
     let s = load_scenario(&repo_path("scenarios/validation/min-threads.toml")).unwrap();
     let policy = resolve_policy("mono").unwrap();
     let r = engine::simulate(&s, &policy, &mut NullSink, &SimOptions::default());
-    let mut starts: Vec<f64> = r
-        .trace
-        .items
-        .iter()
-        .map(|i| i.started.as_ms_f64())
-        .collect();
-    starts.sort_by(f64::total_cmp);
+    let starts = crate::common::sorted_starts(&r.trace);
     assert!(starts[1] < 10.0 && starts[2] > 400.0, "{starts:?}");
     // The first completions (1.3 s after the first starts) bring the burst.
     let burst = starts[1] + 1300.0;
