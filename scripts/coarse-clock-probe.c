@@ -4,8 +4,8 @@
  * 500 ms + delta apart (the gate thread's "> 500 ms since the last
  * dequeue" test) differ by more than 500 ms.
  *
- *   gcc -O2 scripts/coarse-clock-probe.c -o /tmp/coarse-clock-probe
- *   /tmp/coarse-clock-probe [TRIES]
+ *   gcc -O2 scripts/coarse-clock-probe.c -o coarse-clock-probe
+ *   ./coarse-clock-probe [TRIES]
  *
  * A 4 ms grid read at a random phase lags 0-4 ms (mean 2) and gives
  * "> 500" with probability delta / 4 ms. See
