@@ -7,8 +7,8 @@
  *   gcc -O2 scripts/coarse-clock-probe.c -o coarse-clock-probe
  *   ./coarse-clock-probe [TRIES]
  *
- * A 4 ms grid read at a random phase lags 0-4 ms (mean 2) and gives
- * "> 500" with probability delta / 4 ms. See
+ * A grid of step s read at a random phase lags 0-s (mean s/2) and gives
+ * "> 500" with probability delta / s. See
  * docs/research/net8-first-tick-and-the-coarse-clock.md. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +35,8 @@ int main(int argc, char **argv) {
     double *lag = malloc(sizeof(double) * tries);
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC_COARSE, &res);
-    printf("CLOCK_MONOTONIC_COARSE step: %.3f ms\n", res.tv_nsec / 1e6);
+    double step_ms = res.tv_sec * 1e3 + res.tv_nsec / 1e6;
+    printf("CLOCK_MONOTONIC_COARSE step: %.3f ms\n", step_ms);
     srand(1);
     long idles_us[] = {0, 1000, 3000, 10000, 100000};
     for (unsigned k = 0; k < sizeof idles_us / sizeof *idles_us; k++) {
@@ -62,7 +63,7 @@ int main(int argc, char **argv) {
             if (t_coarse / 1000000 - s_coarse / 1000000 > 500) over++;
         }
         printf("readings 500 + %.2f ms apart: %d of %d read > 500 ms (a grid at random phase: %.0f %%)\n",
-               deltas[k], over, n, deltas[k] / 4 * 100);
+               deltas[k], over, n, deltas[k] / step_ms * 100);
     }
     free(lag);
     return 0;
