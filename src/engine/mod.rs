@@ -63,7 +63,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::policy::{self, BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
+use crate::policy::{BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
 use crate::pool::state::{
     Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
     WorkerNext,
@@ -141,23 +141,58 @@ pub struct RunResult {
 }
 
 /// Runs `scenario` under the policy `config`, sending detail events to `sink`.
+///
+/// The engine is compiled once per model here (its decision points then
+/// inline into the event loop); [`simulate_with_policy`] runs any model
+/// through a `dyn Policy`, with the same results.
 pub fn simulate<S: TraceSink>(
     scenario: &Scenario,
     config: &PolicyConfig,
     sink: &mut S,
     options: &SimOptions,
 ) -> RunResult {
-    simulate_with_policy(
-        scenario,
-        config,
-        policy::build(config, scenario),
-        sink,
-        options,
-    )
+    use crate::policy::{ModelKind, classic, dedicated, mono, net20, portable};
+    match config.model {
+        ModelKind::Classic => run_engine(
+            scenario,
+            config,
+            Box::new(classic::Classic::new(config, scenario)),
+            sink,
+            options,
+        ),
+        ModelKind::Portable => run_engine(
+            scenario,
+            config,
+            Box::new(portable::Portable::new(config, scenario)),
+            sink,
+            options,
+        ),
+        ModelKind::Mono => run_engine(
+            scenario,
+            config,
+            Box::new(mono::Mono::new(config, scenario)),
+            sink,
+            options,
+        ),
+        ModelKind::Dedicated => run_engine(
+            scenario,
+            config,
+            Box::new(dedicated::Dedicated::new(config, scenario)),
+            sink,
+            options,
+        ),
+        ModelKind::Net20 => run_engine(
+            scenario,
+            config,
+            Box::new(net20::Net20::new(config, scenario)),
+            sink,
+            options,
+        ),
+    }
 }
 
 /// Runs `scenario` under a model the caller built — its own [`Policy`]
-/// implementation, or one from [`policy::build`] — sending detail events to
+/// implementation, or one from [`crate::policy::build`] — sending detail events to
 /// `sink`. The model makes the decisions (when to add a thread, the goal,
 /// whether a worker retires); `config` gives the mechanics every pool
 /// shares (thread start and wake latencies, idle timeout, queues, thread
@@ -168,6 +203,16 @@ pub fn simulate_with_policy<S: TraceSink>(
     scenario: &Scenario,
     config: &PolicyConfig,
     policy: Box<dyn Policy>,
+    sink: &mut S,
+    options: &SimOptions,
+) -> RunResult {
+    run_engine(scenario, config, policy, sink, options)
+}
+
+fn run_engine<S: TraceSink, P: Policy + ?Sized>(
+    scenario: &Scenario,
+    config: &PolicyConfig,
+    policy: Box<P>,
     sink: &mut S,
     options: &SimOptions,
 ) -> RunResult {
@@ -596,9 +641,9 @@ struct World<'a, S: TraceSink> {
     trace: Trace,
 }
 
-struct Engine<'a, S: TraceSink> {
+struct Engine<'a, S: TraceSink, P: Policy + ?Sized> {
     world: World<'a, S>,
-    policy: Box<dyn Policy>,
+    policy: Box<P>,
     dedicated: bool,
     retire_on_stop: bool,
 }
@@ -1304,7 +1349,7 @@ impl PoolWork for Work {
     const TIMER_CALLBACK: fn(u32) -> Self = Work::TimerCallback;
 }
 
-impl<S: TraceSink> PoolHost for Engine<'_, S> {
+impl<S: TraceSink, P: Policy + ?Sized> PoolHost for Engine<'_, S, P> {
     type Work = Work;
     type Timer = TimerAction;
 
@@ -1350,7 +1395,7 @@ impl<S: TraceSink> PoolHost for Engine<'_, S> {
     }
 }
 
-impl<S: TraceSink> Engine<'_, S> {
+impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     fn run(&mut self, options: &SimOptions) -> RunResult {
         let until = options
             .until

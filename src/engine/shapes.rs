@@ -36,6 +36,7 @@
 //!   to the releasing thread's local queue.
 
 use super::{Activity, Engine, Flow, Frame, ItemState, Owner, Work};
+use crate::policy::Policy;
 use crate::policy::{BlockKind, RequestCause};
 use crate::pool::state::PoolHost;
 use crate::scenario::{Step, Submit};
@@ -128,7 +129,7 @@ pub(super) struct AsyncWorker {
     took_first: bool,
 }
 
-impl<S: TraceSink> Engine<'_, S> {
+impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     pub(super) fn step_frame(&mut self, t: ThreadId, frame: Frame) -> Flow {
         match frame {
             Frame::Item(item) => self.step_item(t, item),
