@@ -833,6 +833,7 @@ impl<'a, S: TraceSink> World<'a, S> {
 
     /// Schedules `kind` at `at` in `fifo`, or in the heap if it is due
     /// before the FIFO's last event.
+    #[inline]
     fn schedule_in(&mut self, fifo: Fifo, at: SimTime, kind: EventKind) {
         let at = at.max(self.now);
         self.seq += 1;
@@ -846,54 +847,46 @@ impl<'a, S: TraceSink> World<'a, S> {
     }
 
     /// The next event by (time, sequence): the heap's, a FIFO's, the
-    /// earliest idle deadline or the CPU check.
+    /// earliest idle deadline, the CPU check or the next arrival.
+    ///
+    /// Each source's first key is packed into one `u128` (`u128::MAX` for
+    /// none) and the least taken without a branch per source: which source
+    /// wins changes from one event to the next, so branches on it would
+    /// mispredict. Sequence numbers are unique, so the least key names
+    /// its source.
+    #[inline]
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
-        #[derive(Clone, Copy)]
-        enum From {
-            Heap,
-            Fifo(usize),
-            Idle,
-            Cpu,
-            Arrival,
+        #[inline(always)]
+        fn packed(key: Option<EventKey>) -> u128 {
+            key.map_or(u128::MAX, |k| {
+                (u128::from(k.at.as_nanos()) << 64) | u128::from(k.seq)
+            })
         }
-        let mut best = self
-            .events
-            .peek()
-            .map(|Reverse((key, _))| (*key, From::Heap));
-        let mut consider = |key: EventKey, from: From| {
-            if best.is_none_or(|(b, _)| key < b) {
-                best = Some((key, from));
-            }
-        };
-        for (i, queue) in self.fifos.iter().enumerate() {
-            if let Some(&(key, _)) = queue.front() {
-                consider(key, From::Fifo(i));
-            }
+        let heap = packed(self.events.peek().map(|Reverse((key, _))| *key));
+        let ready = packed(self.fifos[0].front().map(|&(key, _)| key));
+        let idle = packed(self.idle_deadlines.first().map(|(key, _, _)| key));
+        let cpu = packed(self.cpu_check.map(|(key, _)| key));
+        let arrival = packed(self.arrival.map(|(key, _)| key));
+        let least = heap.min(ready).min(idle).min(cpu).min(arrival);
+        if least == u128::MAX {
+            return None;
         }
-        if let Some((key, _, _)) = self.idle_deadlines.first() {
-            consider(key, From::Idle);
-        }
-        if let Some((key, _)) = self.cpu_check {
-            consider(key, From::Cpu);
-        }
-        if let Some((key, _)) = self.arrival {
-            consider(key, From::Arrival);
-        }
-        match best?.1 {
-            From::Heap => self.events.pop().map(|Reverse(event)| event),
-            From::Fifo(i) => self.fifos[i].pop_front(),
-            From::Idle => self
-                .idle_deadlines
+        if least == ready {
+            self.fifos[0].pop_front()
+        } else if least == cpu {
+            self.cpu_check
+                .take()
+                .map(|(key, generation)| (key, EventKind::CpuCheck(generation)))
+        } else if least == arrival {
+            self.arrival
+                .take()
+                .map(|(key, g)| (key, EventKind::Arrival(g)))
+        } else if least == idle {
+            self.idle_deadlines
                 .pop()
-                .map(|(key, t, generation)| (key, EventKind::IdleTimeout(t, generation))),
-            From::Cpu => self
-                .cpu_check
-                .take()
-                .map(|(key, generation)| (key, EventKind::CpuCheck(generation))),
-            From::Arrival => self
-                .arrival
-                .take()
-                .map(|(key, g)| (key, EventKind::Arrival(g))),
+                .map(|(key, t, generation)| (key, EventKind::IdleTimeout(t, generation)))
+        } else {
+            self.events.pop().map(|Reverse(event)| event)
         }
     }
 
