@@ -1519,59 +1519,71 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                 self.world.reschedule_cpu();
             }
             EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
-            EventKind::Probe(p) => {
-                if self.world.items_finished == self.world.items_total {
-                    return;
-                }
-                let id = self.world.trace.probes.len() as u32;
-                self.world.trace.probes.push(ProbeRecord {
-                    queued: self.world.now,
-                    started: SimTime::MAX,
-                });
-                self.world.probes[p as usize].in_flight = Some(id);
-                self.world.record(TraceEvent::ProbeQueued { probe: id });
-                self.world.enqueue_global(Work::Probe(p));
-                self.request_thread(RequestCause::Enqueue);
-            }
+            EventKind::Probe(p) => self.probe(p),
             EventKind::PolicyWake(tag) => self.policy.wake(&mut self.world, tag),
             EventKind::MainResume(waited) => self.main_resume(waited),
-            EventKind::IdleTimeout(t, generation) => {
-                let th = self.world.th(t);
-                debug_assert_eq!(th.generation, generation, "a stale idle timeout");
-                if th.generation != generation {
-                    return;
-                }
-                let state = th.state;
-                let goal = self.world.goal;
-                let (retired, exits) = match state {
-                    ThreadState::Retired => {
-                        self.world.exit_thread(t);
-                        (true, true)
-                    }
-                    ThreadState::Idle => {
-                        if self.policy.idle_timed_out(&mut self.world, t) {
-                            self.world.exit_thread(t);
-                            (false, true)
-                        } else {
-                            self.world.tally.idle.retain(|&i| i != t);
-                            self.world.make_idle(t);
-                            (false, false)
-                        }
-                    }
-                    _ => return,
-                };
-                if S::ENABLED {
-                    let decision = Decision::IdleTimeout {
-                        thread: t,
-                        waited: self.world.idle_timeout,
-                        retired,
-                        exits,
-                        goal,
-                        new_goal: self.world.goal,
-                    };
-                    self.world.record(TraceEvent::Decision(decision));
+            EventKind::IdleTimeout(t, generation) => self.idle_timeout(t, generation),
+        }
+    }
+
+    /// Probe loop `p` wakes: its probe is queued (rare: kept out of the
+    /// event loop's hot path).
+    #[cold]
+    #[inline(never)]
+    fn probe(&mut self, p: u32) {
+        if self.world.items_finished == self.world.items_total {
+            return;
+        }
+        let id = self.world.trace.probes.len() as u32;
+        self.world.trace.probes.push(ProbeRecord {
+            queued: self.world.now,
+            started: SimTime::MAX,
+        });
+        self.world.probes[p as usize].in_flight = Some(id);
+        self.world.record(TraceEvent::ProbeQueued { probe: id });
+        self.world.enqueue_global(Work::Probe(p));
+        self.request_thread(RequestCause::Enqueue);
+    }
+
+    /// An idle (or retired) thread's wait for work timed out (rare: kept
+    /// out of the event loop's hot path).
+    #[cold]
+    #[inline(never)]
+    fn idle_timeout(&mut self, t: ThreadId, generation: u64) {
+        let th = self.world.th(t);
+        debug_assert_eq!(th.generation, generation, "a stale idle timeout");
+        if th.generation != generation {
+            return;
+        }
+        let state = th.state;
+        let goal = self.world.goal;
+        let (retired, exits) = match state {
+            ThreadState::Retired => {
+                self.world.exit_thread(t);
+                (true, true)
+            }
+            ThreadState::Idle => {
+                if self.policy.idle_timed_out(&mut self.world, t) {
+                    self.world.exit_thread(t);
+                    (false, true)
+                } else {
+                    self.world.tally.idle.retain(|&i| i != t);
+                    self.world.make_idle(t);
+                    (false, false)
                 }
             }
+            _ => return,
+        };
+        if S::ENABLED {
+            let decision = Decision::IdleTimeout {
+                thread: t,
+                waited: self.world.idle_timeout,
+                retired,
+                exits,
+                goal,
+                new_goal: self.world.goal,
+            };
+            self.world.record(TraceEvent::Decision(decision));
         }
     }
 

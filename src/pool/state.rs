@@ -373,6 +373,9 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
     /// global queue (FIFO), then steal; the time-sensitive queue (.NET 6)
     /// only when all of those are empty.
     fn dequeue(&mut self, thread: ThreadId) -> Option<W> {
+        if self.queued == 0 {
+            return None;
+        }
         let t = thread as usize;
         let work = if let Some(w) = self.workers[t].local.pop_back() {
             self.queued_local -= 1;
