@@ -17,6 +17,7 @@ mod invariants;
 mod layers;
 mod measure;
 mod metamorphic;
+mod model_dispatch;
 mod mono_requests;
 mod mono_start_up;
 mod net20;
