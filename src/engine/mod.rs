@@ -854,7 +854,7 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// wins changes from one event to the next, so branches on it would
     /// mispredict. Sequence numbers are unique, so the least key names
     /// its source.
-    #[inline]
+    #[inline(always)]
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
         #[inline(always)]
         fn packed(key: Option<EventKey>) -> u128 {
@@ -882,12 +882,26 @@ impl<'a, S: TraceSink> World<'a, S> {
                 .take()
                 .map(|(key, g)| (key, EventKind::Arrival(g)))
         } else if least == idle {
-            self.idle_deadlines
-                .pop()
-                .map(|(key, t, generation)| (key, EventKind::IdleTimeout(t, generation)))
+            self.pop_idle_deadline()
         } else {
-            self.events.pop().map(|Reverse(event)| event)
+            self.pop_heap()
         }
+    }
+
+    /// The earliest idle deadline as an event (rare: kept out of line).
+    #[cold]
+    #[inline(never)]
+    fn pop_idle_deadline(&mut self) -> Option<(EventKey, EventKind)> {
+        self.idle_deadlines
+            .pop()
+            .map(|(key, t, generation)| (key, EventKind::IdleTimeout(t, generation)))
+    }
+
+    /// The heap's first event (out of line: most events come from the
+    /// FIFOs and slots, and the heap's sift would bloat the caller).
+    #[inline(never)]
+    fn pop_heap(&mut self) -> Option<(EventKey, EventKind)> {
+        self.events.pop().map(|Reverse(event)| event)
     }
 
     /// Arms `thread`'s idle (or retired) wait timeout, due `idle_timeout`
