@@ -172,6 +172,7 @@ impl Classic {
         }
     }
 
+    #[inline]
     fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
         maybe_add_working_worker(pool, self.goal, reason);
     }
@@ -204,11 +205,13 @@ impl Policy for Classic {
         }
     }
 
+    #[inline]
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
         self.gate.ensure_running(pool);
         self.maybe_add_working_worker(pool, ThreadReason::Demand);
     }
 
+    #[inline]
     fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
         self.gate.first_thread_dispatching(pool);
         // UpdateLastDequeueTime before every ExecuteWorkRequest.

@@ -216,6 +216,7 @@ impl GateThread {
     }
 
     /// Starts (or restarts) ticking; called on every thread request.
+    #[inline]
     pub fn ensure_running(&mut self, pool: &mut dyn PoolControl) {
         self.idle_ticks = 0;
         if self.running {
@@ -244,6 +245,7 @@ impl GateThread {
     /// pool's start-up is over, so a gate thread created with it is ready to
     /// run. It looks at the cores once this instant's work has started
     /// ([`GateThread::begin`]).
+    #[inline]
     pub fn first_thread_dispatching(&mut self, pool: &mut dyn PoolControl) {
         if let Starting::ForFirstThread(created) = self.starting {
             self.starting = Starting::Ready(created);

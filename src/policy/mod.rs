@@ -232,6 +232,7 @@ pub fn move_goal(
 /// `MaybeAddWorkingWorker`: one more working thread (an idle one released,
 /// else a new one) while fewer than `goal` threads work. On demand (a thread
 /// request) with no idle thread to release, the decision is recorded.
+#[inline]
 pub fn maybe_add_working_worker(pool: &mut dyn PoolControl, goal: u32, reason: ThreadReason) {
     let counts = pool.counts();
     if counts.working < goal {

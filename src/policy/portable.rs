@@ -105,6 +105,7 @@ impl Portable {
         move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 
+    #[inline]
     fn maybe_add_working_worker(&mut self, pool: &mut dyn PoolControl, reason: ThreadReason) {
         maybe_add_working_worker(pool, self.goal, reason);
     }
@@ -273,11 +274,13 @@ impl Policy for Portable {
         pool.goal_changed(self.goal, "min-threads");
     }
 
+    #[inline]
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
         self.maybe_add_working_worker(pool, ThreadReason::Demand);
         self.gate.ensure_running(pool);
     }
 
+    #[inline]
     fn seeking_work(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) {
         self.gate.first_thread_dispatching(pool);
         self.last_dequeue = pool.now();
