@@ -152,42 +152,24 @@ pub fn simulate<S: TraceSink>(
     options: &SimOptions,
 ) -> RunResult {
     use crate::policy::{ModelKind, classic, dedicated, mono, net20, portable};
+    // The same models as `policy::build`, each as its own type.
+    macro_rules! run_model {
+        ($model:path) => {
+            run_engine(
+                scenario,
+                config,
+                Box::new(<$model>::new(config, scenario)),
+                sink,
+                options,
+            )
+        };
+    }
     match config.model {
-        ModelKind::Classic => run_engine(
-            scenario,
-            config,
-            Box::new(classic::Classic::new(config, scenario)),
-            sink,
-            options,
-        ),
-        ModelKind::Portable => run_engine(
-            scenario,
-            config,
-            Box::new(portable::Portable::new(config, scenario)),
-            sink,
-            options,
-        ),
-        ModelKind::Mono => run_engine(
-            scenario,
-            config,
-            Box::new(mono::Mono::new(config, scenario)),
-            sink,
-            options,
-        ),
-        ModelKind::Dedicated => run_engine(
-            scenario,
-            config,
-            Box::new(dedicated::Dedicated::new(config, scenario)),
-            sink,
-            options,
-        ),
-        ModelKind::Net20 => run_engine(
-            scenario,
-            config,
-            Box::new(net20::Net20::new(config, scenario)),
-            sink,
-            options,
-        ),
+        ModelKind::Classic => run_model!(classic::Classic),
+        ModelKind::Portable => run_model!(portable::Portable),
+        ModelKind::Mono => run_model!(mono::Mono),
+        ModelKind::Dedicated => run_model!(dedicated::Dedicated),
+        ModelKind::Net20 => run_model!(net20::Net20),
     }
 }
 
@@ -268,6 +250,9 @@ enum Fifo {
 }
 
 const FIFOS: usize = 1;
+// `World::pop_event` merges the one FIFO by hand: a second must be merged
+// there too.
+const _: () = assert!(FIFOS == 1, "pop_event reads fifos[Fifo::Ready] alone");
 
 /// The size of one entry of the engine's event heap (for the benchmark's
 /// bare-heap baseline, `examples/bench.rs`).
@@ -850,10 +835,9 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// earliest idle deadline, the CPU check or the next arrival.
     ///
     /// Each source's first key is packed into one `u128` (`u128::MAX` for
-    /// none) and the least taken without a branch per source: which source
-    /// wins changes from one event to the next, so branches on it would
-    /// mispredict. Sequence numbers are unique, so the least key names
-    /// its source.
+    /// none) and the least is taken without a branch per source (which
+    /// source wins changes from one event to the next). Sequence numbers
+    /// are unique, so the least key names its source.
     #[inline(always)]
     fn pop_event(&mut self) -> Option<(EventKey, EventKind)> {
         #[inline(always)]
@@ -863,7 +847,11 @@ impl<'a, S: TraceSink> World<'a, S> {
             })
         }
         let heap = packed(self.events.peek().map(|Reverse((key, _))| *key));
-        let ready = packed(self.fifos[0].front().map(|&(key, _)| key));
+        let ready = packed(
+            self.fifos[Fifo::Ready as usize]
+                .front()
+                .map(|&(key, _)| key),
+        );
         let idle = packed(self.idle_deadlines.first().map(|(key, _, _)| key));
         let cpu = packed(self.cpu_check.map(|(key, _)| key));
         let arrival = packed(self.arrival.map(|(key, _)| key));
@@ -872,7 +860,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             return None;
         }
         if least == ready {
-            self.fifos[0].pop_front()
+            self.fifos[Fifo::Ready as usize].pop_front()
         } else if least == cpu {
             self.cpu_check
                 .take()

@@ -203,6 +203,7 @@ pub trait Policy: Send {
 
 /// Builds the model a policy file names, with the scenario's overrides
 /// (`min_threads`, `max_threads`, gate phase) and the run's seed.
+/// (`engine::simulate` builds the same models, each as its own type.)
 pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
     match config.model {
         ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
