@@ -207,6 +207,11 @@ impl Cpu {
         self.busy_loops = self.busy_loops.saturating_sub(1);
     }
 
+    /// Whether any CPU job runs (then [`Cpu::next_completion`] has a time).
+    pub fn has_jobs(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
     /// When the earliest CPU job will finish at the current sharing, if any.
     pub fn next_completion(&self) -> Option<SimTime> {
         let (finish, _, _) = self.jobs.peek()?;

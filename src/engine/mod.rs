@@ -541,6 +541,10 @@ struct World<'a, S: TraceSink> {
     /// the CPU generation it is for: replaced, not superseded, when the
     /// jobs change.
     cpu_check: Option<(EventKey, u64)>,
+    /// Set while a CPU check ends its finished jobs: each of their next
+    /// CPU steps changes the jobs, but only the check computed after the
+    /// last of them counts ([`World::reschedule_cpu`]).
+    cpu_batch: bool,
     /// One pending arrival kept beside the heap (a group's next submission;
     /// with one group arriving at a time, every arrival), merged by key.
     arrival: Option<(EventKey, u32)>,
@@ -682,6 +686,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             fifos: Default::default(),
             idle_deadlines: IdleDeadlines::default(),
             cpu_check: None,
+            cpu_batch: false,
             arrival: None,
             cpu: Cpu::new(cores, config.threads.spin_cpu_percent),
             cpu_generation: 0,
@@ -1265,6 +1270,16 @@ impl<'a, S: TraceSink> World<'a, S> {
     /// completion (if any).
     fn reschedule_cpu(&mut self) {
         self.cpu_generation += 1;
+        if self.cpu_batch {
+            // The check is computed when the batch ends; the sequence
+            // numbers go on as if it were computed now, so every other
+            // event keeps its key.
+            if self.cpu.has_jobs() {
+                self.seq += 1;
+            }
+            self.cpu_check = None;
+            return;
+        }
         self.cpu_check = self.cpu.next_completion().map(|at| {
             self.seq += 1;
             let key = EventKey {
@@ -1512,10 +1527,12 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                 // The buffer is reused: a CPU check ends about one job an item.
                 let mut finished = std::mem::take(&mut self.world.cpu_finished);
                 self.world.cpu.pop_finished(&mut finished);
+                self.world.cpu_batch = true;
                 for &t in &finished {
                     self.world.th(t).activity = Activity::None;
                     self.step_finished(t);
                 }
+                self.world.cpu_batch = false;
                 finished.clear();
                 self.world.cpu_finished = finished;
                 self.world.reschedule_cpu();
