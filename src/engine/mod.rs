@@ -388,9 +388,13 @@ struct ItemState {
 /// only the engine's part of an item leaves the window.
 #[derive(Debug)]
 struct ItemStates {
-    /// The id of `states[0]`.
+    /// The id of `states[start]`, the oldest item alive.
     base: ItemId,
-    states: VecDeque<ItemState>,
+    /// The items alive from `start` on; those before it left and are
+    /// dropped in one go once they are half the vector (a plain index
+    /// costs less than a ring buffer's, and items are read often).
+    states: Vec<ItemState>,
+    start: usize,
     /// Whether the records stay when their items leave (for the trace).
     keep: bool,
     /// Whether there are records at all (a sink may want none:
@@ -406,7 +410,8 @@ impl ItemStates {
     fn new(keep: bool, reserve: usize) -> Self {
         ItemStates {
             base: 0,
-            states: VecDeque::new(),
+            states: Vec::new(),
+            start: 0,
             keep,
             recorded: true,
             records_base: 0,
@@ -422,14 +427,19 @@ impl ItemStates {
         }
     }
 
+    /// How many items are alive.
+    fn len(&self) -> usize {
+        self.states.len() - self.start
+    }
+
     /// The id the next item gets.
     fn next_id(&self) -> ItemId {
-        self.base + self.states.len() as ItemId
+        self.base + self.len() as ItemId
     }
 
     fn push(&mut self, group: u32, owner: Owner, queued: SimTime) -> ItemId {
         let item = self.next_id();
-        self.states.push_back(ItemState {
+        self.states.push(ItemState {
             owner,
             step: 0,
             group,
@@ -453,12 +463,12 @@ impl ItemStates {
 
     #[inline]
     fn get(&self, item: ItemId) -> &ItemState {
-        &self.states[(item - self.base) as usize]
+        &self.states[self.start + (item - self.base) as usize]
     }
 
     #[inline]
     fn get_mut(&mut self, item: ItemId) -> &mut ItemState {
-        &mut self.states[(item - self.base) as usize]
+        &mut self.states[self.start + (item - self.base) as usize]
     }
 
     /// The record of `item`, alive (none without records).
@@ -482,12 +492,16 @@ impl ItemStates {
     /// one: the run is over); if so it leaves the window, with its record
     /// unless the records are kept.
     fn pop_ended(&mut self, all: bool) -> Option<Option<ItemRecord>> {
-        let front = self.states.front()?;
+        let front = self.states.get(self.start)?;
         if !(all || front.finished) {
             return None;
         }
-        self.states.pop_front();
+        self.start += 1;
         self.base += 1;
+        if self.start >= 4096 && self.start * 2 >= self.states.len() {
+            self.states.drain(..self.start);
+            self.start = 0;
+        }
         if self.keep || !self.recorded {
             return Some(None);
         }
@@ -2047,6 +2061,32 @@ mod tests {
     use crate::time::SimTime;
 
     #[test]
+    fn item_states_keep_their_ids_when_the_ended_ones_are_dropped() {
+        // Enough items that the ended ones are dropped from the vector
+        // several times while others are pushed and read.
+        let mut items = ItemStates::new(false, 0);
+        let mut next_end = 0;
+        for k in 0..20_000u32 {
+            assert_eq!(items.push(k % 3, Owner::Task, SimTime::ZERO), k);
+            items.get_mut(k).step = k;
+            if k % 2 == 1 {
+                // Two pushed, one ends: the window grows by one an item pair.
+                items.finish(next_end, SimTime::ZERO);
+                assert!(items.pop_ended(false).is_some());
+                next_end += 1;
+            }
+            let oldest = items.base;
+            assert_eq!(oldest, next_end);
+            assert_eq!(items.get(oldest).step, oldest);
+            assert_eq!(items.get(k).group, k % 3);
+        }
+        assert_eq!(items.len(), 10_000);
+        // 20 000 pushed; the first 4096 ended were dropped once they were
+        // half the vector.
+        assert_eq!(items.states.len(), 20_000 - 4096);
+    }
+
+    #[test]
     fn item_states_let_the_ended_items_go_from_the_oldest_on() {
         let mut items = ItemStates::new(false, 0);
         let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
@@ -2057,7 +2097,7 @@ mod tests {
         items.finish(1, at(9));
         // 0 has not ended: nothing leaves.
         assert_eq!(items.pop_ended(false), None);
-        assert_eq!((items.base, items.states.len()), (0, 4));
+        assert_eq!((items.base, items.len()), (0, 4));
         items.finish(0, at(8));
         // 0 and 1 ended: they leave in order; 2 is the oldest alive.
         assert_eq!(items.pop_ended(false).flatten().map(|r| r.item), Some(0));
@@ -2067,7 +2107,7 @@ mod tests {
             (1, 1, at(1), at(9))
         );
         assert_eq!(items.pop_ended(false), None);
-        assert_eq!((items.base, items.states.len()), (2, 2));
+        assert_eq!((items.base, items.len()), (2, 2));
         assert_eq!(items.get(2).step, 7);
         assert_eq!(items.push(0, Owner::Parent, at(5)), 4);
         assert_eq!(items.get(4).owner, Owner::Parent);
