@@ -406,6 +406,9 @@ struct ItemStates {
 }
 
 impl ItemStates {
+    /// The fewest ended items that are dropped from the vector at once.
+    const DROP_AT: usize = 4096;
+
     /// No items yet; with `keep`, room for `reserve` records.
     fn new(keep: bool, reserve: usize) -> Self {
         ItemStates {
@@ -498,7 +501,7 @@ impl ItemStates {
         }
         self.start += 1;
         self.base += 1;
-        if self.start >= 4096 && self.start * 2 >= self.states.len() {
+        if self.start >= ItemStates::DROP_AT && self.start * 2 >= self.states.len() {
             self.states.drain(..self.start);
             self.start = 0;
         }
@@ -2081,9 +2084,9 @@ mod tests {
             assert_eq!(items.get(k).group, k % 3);
         }
         assert_eq!(items.len(), 10_000);
-        // 20 000 pushed; the first 4096 ended were dropped once they were
-        // half the vector.
-        assert_eq!(items.states.len(), 20_000 - 4096);
+        // 20 000 pushed; the first DROP_AT ended were dropped once they
+        // were half the vector.
+        assert_eq!(items.states.len(), 20_000 - ItemStates::DROP_AT);
     }
 
     #[test]
