@@ -202,3 +202,80 @@ fn coreclr3s_start_up_takes_hill_climbings_first_sample() {
     let (one, _, _) = staggered_sleeps(1, true);
     assert!(one.lines.iter().all(|l| l.kind != "StartupSample"));
 }
+
+/// The staggered arrivals of `scenarios/validation/staggered-arrivals.toml`
+/// (30 × Sleep(650), one every 100 ms, 2 cores) on .NET Core 3.1 with
+/// tiered compilation on, recorded 6 times with the completed-work-item
+/// counts (`tests/fixtures/validation/staggered-arrivals/tiered-on/`):
+/// every run ends at 6.51 s, inside the model's outcomes over 200 seeds,
+/// and the model's median is within 5 %. The start offsets miss: the real
+/// pool's third thread comes at 1.40 s, at the fourth item's completion,
+/// the model's at 2.05 s, at the sixth, because the runtime's own pool
+/// work during the run (tiering's, not modelled) brings hill climbing's
+/// second sample forward (`docs/research/coreclr3-tiering-mid-run.md`).
+/// When that is modelled, this test fails, to say so.
+#[test]
+fn coreclr3s_tiered_staggered_runs_are_among_the_models_outcomes_but_their_starts_miss() {
+    use poolsim::measure::{self, Runtime};
+    use poolsim::spread::spread_with_offsets;
+    use poolsim::validate::distribution::{DistTolerances, compare_distributions};
+
+    let file = crate::common::repo_path("scenarios/validation/staggered-arrivals.toml");
+    let scenario = poolsim::scenario::load::load_scenario(&file).unwrap();
+    let dir = crate::common::repo_path("tests/fixtures/validation/staggered-arrivals/tiered-on");
+    let runs = measure::read_recorded(&dir, Runtime::Coreclr3, &scenario).unwrap();
+    assert_eq!(runs.len(), 6);
+    assert!(runs.iter().all(|m| m.tiered_compilation() == Some(true)));
+    let scenario = measure::as_recorded(&scenario, &runs);
+    let policy = resolve_policy(Runtime::Coreclr3.policy().unwrap()).unwrap();
+    let sim = spread_with_offsets(&scenario, &policy, 200, &SimOptions::default());
+    let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
+    let r = compare_distributions(
+        &sim,
+        (&scenario.name, &policy.name),
+        &measured,
+        "coreclr3",
+        &DistTolerances::default(),
+    );
+    let failed: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| c.metric)
+        .collect();
+    assert_eq!(failed, ["start offset quantiles"], "{r:?}");
+    assert_eq!(r.covered, 6);
+    assert!(r.median_error.abs() < 0.02, "{}", r.median_error);
+    // When each run's third thread starts its first item.
+    fn third_thread_ms(items: &[poolsim::trace::ItemRecord]) -> f64 {
+        let mut items: Vec<_> = items.iter().collect();
+        items.sort_by_key(|i| i.started);
+        let mut seen = Vec::new();
+        for i in items {
+            if !seen.contains(&i.thread) {
+                seen.push(i.thread);
+                if seen.len() == 3 {
+                    return i.started.as_ms_f64();
+                }
+            }
+        }
+        f64::INFINITY
+    }
+    for m in &measured {
+        let t = third_thread_ms(&m.items);
+        assert!((1395.0..1410.0).contains(&t), "real third thread at {t} ms");
+    }
+    // The model never adds it at the fourth completion: at most seeds hill
+    // climbing adds it at the sixth (2.05 s), at a few the gate's
+    // starvation rule sooner (1.30 s).
+    for seed in 5..45 {
+        let mut s = scenario.clone();
+        s.seed = seed;
+        let run = engine::simulate(&s, &policy, &mut NullSink, &SimOptions::default());
+        let t = third_thread_ms(&run.trace.items);
+        assert!(
+            !(1380.0..1420.0).contains(&t),
+            "seed {seed}: the model's third thread at {t} ms, as the real one's"
+        );
+    }
+}
