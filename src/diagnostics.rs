@@ -428,6 +428,7 @@ fn place(mut found: Vec<Found>, file: &str, lines: &Lines<'_>) -> Option<LoadErr
 /// that the parser can recover from), unknown keys and wrong value types
 /// become diagnostics with line, column and TOML path.
 pub(crate) fn parse_document<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, LoadError> {
+    control_characters(text, file)?;
     let (tree, mut syntax_errors) = DeTable::parse_recoverable(text);
     let lines = Lines::new(text);
     if !syntax_errors.is_empty() {
@@ -954,6 +955,33 @@ fn path_at(nodes: &[Node], span: Range<usize>, lines: &Lines<'_>, kind: Tree) ->
         .filter(|n| kind == Tree::Whole && n.is_header && n.span.end <= start)
         .max_by_key(|n| n.span.start)
         .map(|n| n.path.clone())
+}
+
+/// TOML allows no control character but tab, line feed and carriage return
+/// anywhere, not even in a string; the parser's own message for one (a NUL
+/// from a binary file, a stray escape) reads as an unclosed string. This
+/// names the character and where it is instead.
+fn control_characters(text: &str, file: &str) -> Result<(), LoadError> {
+    let Some((at, c)) = text
+        .char_indices()
+        .find(|&(_, c)| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) && (c as u32) < 0x80)
+    else {
+        return Ok(());
+    };
+    let what = match c {
+        '\0' => "a NUL byte (0x00)".to_string(),
+        c => format!("the control character 0x{:02X}", c as u32),
+    };
+    let (line, column) = line_col(text, at);
+    let mut d = Diagnostic::new(format!(
+        "the file holds {what}: not plain text, which a TOML file must be"
+    ))
+    .in_file(file);
+    d.line = Some(line);
+    d.column = Some(column);
+    Err(LoadError::new(d.with_help(
+        "remove it (a binary file, or text saved by a tool that pads with NULs?); scenario and policy files are plain UTF-8 text",
+    )))
 }
 
 /// Largest scenario or policy file read, in bytes: far above any real

@@ -56,6 +56,10 @@ pub struct Summary {
     pub items: usize,
     /// Items that finished.
     pub finished: usize,
+    /// Items that started (the start delays are theirs); not in the JSON,
+    /// whose fields predate it.
+    #[serde(skip)]
+    pub started: usize,
     /// From the first submission to the last item's end.
     pub makespan_ms: f64,
     /// Start minus queue time of each item.
@@ -116,6 +120,7 @@ pub fn summarize(trace: &Trace) -> Summary {
 #[derive(Clone, Debug, Default)]
 pub struct SummaryBuilder {
     items: usize,
+    started: usize,
     finished: usize,
     first_queued: Option<SimTime>,
     last_end: Option<SimTime>,
@@ -130,6 +135,7 @@ impl SummaryBuilder {
         self.items += 1;
         self.first_queued = Some(self.first_queued.map_or(i.queued, |q| q.min(i.queued)));
         if i.started != SimTime::MAX {
+            self.started += 1;
             self.start_delay.add(ms(i.started) - ms(i.queued));
         }
         if i.finished != SimTime::MAX {
@@ -177,6 +183,7 @@ impl SummaryBuilder {
             seed: trace.seed,
             cores: trace.cores,
             items: self.items,
+            started: self.started,
             finished: self.finished,
             makespan_ms,
             start_delay_ms: self.start_delay.percentiles(),

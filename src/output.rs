@@ -293,27 +293,46 @@ impl<W: Write> ItemsCsv<W> {
 }
 
 /// A duration for people: `812.4 ms`, `4.63 s`, `2 min 05.3 s`,
-/// `9 h 06 min 03 s`. Tables keep milliseconds; summaries use this.
+/// `9 h 06 min 02 s`. Tables keep milliseconds; summaries use this.
+///
+/// The unit is chosen on the value as it will be printed, so rounding
+/// never shows `60.0 s` or `1000.0 ms`: 59,999.7 ms reads `1 min 00.0 s`.
+/// Hours drop the seconds' fraction (truncated, as a clock shows them).
 pub fn human_ms(ms: f64) -> String {
     if !ms.is_finite() {
         return "-".into();
     }
     let sign = if ms < 0.0 { "-" } else { "" };
     let ms = ms.abs();
-    if ms < 1000.0 {
+    let tenths_ms = (ms * 10.0).round();
+    let hundredths_s = (ms / 10.0).round();
+    let tenths_s = (ms / 100.0).round();
+    if tenths_ms < 10_000.0 {
         format!("{sign}{ms:.1} ms")
-    } else if ms < 60_000.0 {
+    } else if hundredths_s < 6_000.0 {
         format!("{sign}{:.2} s", ms / 1000.0)
-    } else if ms < 3_600_000.0 {
-        let min = (ms / 60_000.0).floor();
-        let s = (ms - min * 60_000.0) / 1000.0;
+    } else if tenths_s < 36_000.0 {
+        let min = (tenths_s / 600.0).floor();
+        let s = (tenths_s - min * 600.0) / 10.0;
         format!("{sign}{min:.0} min {s:04.1} s")
     } else {
-        let h = (ms / 3_600_000.0).floor();
-        let rest = ms - h * 3_600_000.0;
-        let min = (rest / 60_000.0).floor();
-        let s = ((rest - min * 60_000.0) / 1000.0).floor();
+        // At least the hour that the rounding above reached.
+        let whole_s = (ms / 1000.0).floor().max(3600.0);
+        let h = (whole_s / 3600.0).floor();
+        let min = ((whole_s - h * 3600.0) / 60.0).floor();
+        let s = whole_s - h * 3600.0 - min * 60.0;
         format!("{sign}{h:.0} h {min:02.0} min {s:02.0} s")
+    }
+}
+
+/// [`human_ms`] for a figure whose sub-millisecond part matters (a
+/// probe's latency: a responsive pool answers in microseconds): under a
+/// millisecond it keeps three decimals (`0.021 ms`).
+pub fn human_ms_fine(ms: f64) -> String {
+    if ms.is_finite() && ms.abs() < 1.0 {
+        format!("{ms:.3} ms")
+    } else {
+        human_ms(ms)
     }
 }
 
@@ -327,6 +346,25 @@ mod human_tests {
         assert_eq!(human_ms(4630.2), "4.63 s");
         assert_eq!(human_ms(125_300.0), "2 min 05.3 s");
         assert_eq!(human_ms(32_762_983.9), "9 h 06 min 02 s");
+    }
+
+    #[test]
+    fn rounding_never_shows_a_full_unit() {
+        // A starving run's time: 27 min 59.997 s.
+        assert_eq!(human_ms(1_679_997.0), "28 min 00.0 s");
+        assert_eq!(human_ms(999.96), "1.00 s");
+        assert_eq!(human_ms(999.94), "999.9 ms");
+        assert_eq!(human_ms(59_999.7), "1 min 00.0 s");
+        assert_eq!(human_ms(59_994.0), "59.99 s");
+        assert_eq!(human_ms(3_599_970.0), "1 h 00 min 00 s");
+        assert_eq!(human_ms(3_599_940.0), "59 min 59.9 s");
+        assert_eq!(human_ms(-1_679_997.0), "-28 min 00.0 s");
+    }
+
+    #[test]
+    fn probe_latencies_keep_microseconds_and_read_in_minutes() {
+        assert_eq!(super::human_ms_fine(0.0213), "0.021 ms");
+        assert_eq!(super::human_ms_fine(172_898.292), "2 min 52.9 s");
     }
 }
 

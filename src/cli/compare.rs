@@ -13,7 +13,7 @@ use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Spread};
 use poolsim::trace::EventLog;
 
-use poolsim::output::human_ms;
+use poolsim::output::{human_ms, human_ms_fine};
 
 use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
 
@@ -253,13 +253,13 @@ fn print_table(rows: &[(Summary, bool)]) {
     );
     println!(
         "{:<20}{}",
-        "start delay max",
-        cell(&|s| human_ms(s.start_delay_ms.max))
+        "start delay p99",
+        cell(&|s| human_ms(s.start_delay_ms.p99))
     );
     println!(
         "{:<20}{}",
-        "start delay p99",
-        cell(&|s| human_ms(s.start_delay_ms.p99))
+        "start delay max",
+        cell(&|s| human_ms(s.start_delay_ms.max))
     );
     println!(
         "{:<20}{}",
@@ -268,8 +268,18 @@ fn print_table(rows: &[(Summary, bool)]) {
     );
     println!(
         "{:<20}{}",
+        "latency p95",
+        cell(&|s| human_ms(s.latency_ms.p95))
+    );
+    println!(
+        "{:<20}{}",
         "latency p99",
         cell(&|s| human_ms(s.latency_ms.p99))
+    );
+    println!(
+        "{:<20}{}",
+        "latency max",
+        cell(&|s| human_ms(s.latency_ms.max))
     );
     println!(
         "{:<20}{}",
@@ -311,9 +321,7 @@ fn print_table(rows: &[(Summary, bool)]) {
         println!(
             "{:<20}{}",
             "probe latency max",
-            cell(&|s| s
-                .probe_latency_ms_max
-                .map_or("-".into(), |v| format!("{v:.3} ms")))
+            cell(&|s| s.probe_latency_ms_max.map_or("-".into(), human_ms_fine))
         );
     }
     println!(

@@ -40,10 +40,10 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "S")]
     pub workload_seed: Option<u64>,
     /// Only decisions at or after this time (ms).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::time_ms)]
     pub from_ms: Option<f64>,
     /// Only decisions before this time (ms).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::time_ms)]
     pub to_ms: Option<f64>,
     /// Print the lines (and story) as JSON.
     #[arg(long)]

@@ -36,7 +36,10 @@ takes 10 s per repetition.
 
 Examples:
   poolsim measure scenarios/validation/sleep-burst.toml --runtime coreclr3 --repeat 3
-  poolsim measure scenarios/validation/sleep-burst.toml --runtime native --policy net6")]
+  poolsim measure scenarios/validation/sleep-burst.toml --runtime native --policy net6
+
+Exit codes: 0 measured; 2 bad input, the runtime is not installed, or the scenario uses
+something the runtime cannot express; 3 a run failed, timed out or was killed; 130 Ctrl-C.")]
 pub struct MeasureArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,

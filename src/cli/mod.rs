@@ -31,7 +31,7 @@ Start with:  poolsim run scenarios/seed-001-burst.toml\n\
 Why each thread was made:  poolsim explain scenarios/seed-001-burst.toml\n\
 Write your own scenario:  poolsim new my.toml  (a commented starter)\n\
 List the policies:  poolsim policies\n\n\
-Exit codes: 0 success; 1 a reproduce row or validate check missed its \
+Exit codes: 0 success; 1 a reproduce row (not a listed known miss) or a validate check missed its \
 tolerance; 2 bad input; 3 a run did not complete (deadlock, time limit, \
 stall); 130 a sweep stopped by Ctrl-C."
 )]
@@ -60,6 +60,17 @@ enum Command {
     /// (docs/reference.md).
     Reproduce(reproduce::ReproduceArgs),
     /// List the built-in policies and what each models.
+    #[command(after_help = "\
+Each line: the name to give --policy or a scenario's `policy = \"...\"`, what it models,
+and its other names. A policy file (a .toml beside the scenario, or a path) can wrap or
+retune any of them; see policies/*.toml.
+
+Examples:
+  poolsim policies
+  poolsim run scenarios/seed-001-burst.toml --policy net6
+  poolsim compare scenarios/seed-000-task-run.toml --policy net5 --policy net6
+
+Exit codes: 0 always.")]
     Policies,
     /// Run a scenario over a grid of parameter values (in parallel): a CSV
     /// row per run, a chart of a metric against a key, the best point.
@@ -102,6 +113,39 @@ pub fn explain_hint(
         scenario_file.display(),
         scenario.workload_seed()
     )
+}
+
+/// A time in ms on the command line, 0 or more. The flag takes a leading
+/// `-` as a value (`allow_negative_numbers`), so `--until-ms -5` is told
+/// what is wrong with it rather than how to pass `-5` past the parser.
+pub fn time_ms(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a time in ms: give a number, 0 or more"))?;
+    if v.is_nan() || v.is_infinite() {
+        return Err(format!(
+            "`{text}` is not a time in ms: give a finite number"
+        ));
+    }
+    if v < 0.0 {
+        return Err(format!(
+            "durations and times must not be negative: give a time in ms, 0 or more (got {text})"
+        ));
+    }
+    Ok(v)
+}
+
+/// [`time_ms`] in whole milliseconds (`--until-ms`).
+pub fn whole_ms(text: &str) -> Result<u64, String> {
+    let v = time_ms(text)?;
+    if v.fract() != 0.0 || v > u64::MAX as f64 / 1e6 {
+        return Err(format!(
+            "`{text}` is not a whole number of ms within range (0 to {})",
+            u64::MAX / 1_000_000
+        ));
+    }
+    Ok(v as u64)
 }
 
 /// `--from-ms` / `--to-ms` as a chart window, checked.

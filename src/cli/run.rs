@@ -9,7 +9,7 @@ use poolsim::counters::{Sample, counters_csv_of};
 use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
-use poolsim::output::human_ms;
+use poolsim::output::{human_ms, human_ms_fine};
 use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
@@ -87,10 +87,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub counters: Option<PathBuf>,
     /// Charts: start the time axis here (ms); the run itself is whole.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::time_ms)]
     pub from_ms: Option<f64>,
     /// Charts: end the time axis here (ms).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::time_ms)]
     pub to_ms: Option<f64>,
     /// Print the summary as one JSON object instead of tables.
     #[arg(long)]
@@ -100,7 +100,7 @@ pub struct RunArgs {
     pub items: usize,
     /// Stop the simulation at this simulated time (ms), instead of the
     /// scenario's `until_ms` (default: 7 days).
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = super::whole_ms)]
     pub until_ms: Option<u64>,
     /// Stop after this many simulated events (default: 2,000,000,000, far
     /// beyond any real scenario; a run that hits it says so).
@@ -562,6 +562,8 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
     println!("items         {} ({} finished)", s.items, s.finished);
     if outcome.is_completed() {
         println!("makespan      {}", human_ms(s.makespan_ms));
+    } else if s.finished == 0 {
+        println!("makespan      - (the run did not complete; no item finished)");
     } else {
         println!(
             "makespan      - (the run did not complete; the last item to finish ended {} after the first submission)",
@@ -577,8 +579,29 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
             human_ms(x.max)
         )
     };
-    println!("start delay   {}", p(&s.start_delay_ms));
-    println!("latency       {}   (queued -> finished)", p(&s.latency_ms));
+    // Percentiles of nothing would read as zeros: say there is nothing.
+    if s.started == 0 {
+        println!("start delay   - (no item started)");
+    } else if s.started < s.items {
+        println!(
+            "start delay   {}   (of the {} items that started)",
+            p(&s.start_delay_ms),
+            s.started
+        );
+    } else {
+        println!("start delay   {}", p(&s.start_delay_ms));
+    }
+    if s.finished == 0 {
+        println!("latency       - (no item finished)");
+    } else if s.finished < s.items {
+        println!(
+            "latency       {}   (queued -> finished, of the {} items that finished)",
+            p(&s.latency_ms),
+            s.finished
+        );
+    } else {
+        println!("latency       {}   (queued -> finished)", p(&s.latency_ms));
+    }
     if let Some(err) = s.approximate_percentiles {
         println!(
             "              (percentiles from bucketed values, within {:.2} %: more distinct values than kept exactly)",
@@ -606,10 +629,10 @@ fn print_summary(s: &Summary, outcome: &Outcome) {
     );
     if let Some(max) = s.probe_latency_ms_max {
         println!(
-            "probes        {}   first {:.3} ms   max {:.3} ms",
+            "probes        {}   first {}   max {}",
             s.probes,
-            s.probe_latency_ms_first.unwrap_or(0.0),
-            max
+            human_ms_fine(s.probe_latency_ms_first.unwrap_or(0.0)),
+            human_ms_fine(max)
         );
     }
     if let Some(u) = s.cpu_utilization {
@@ -665,9 +688,12 @@ pub(super) fn outcome_lines(outcome: &Outcome) -> Vec<String> {
                 .collect();
             vec![
                 format!(
-                    "DEADLOCK      at {}: all {} threads are blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
+                    "DEADLOCK      at {}: {} blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
                     human_ms(at.as_ms_f64()),
-                    blocked.len()
+                    match blocked.len() {
+                        1 => "the pool's one thread is".to_string(),
+                        n => format!("all {n} threads are"),
+                    }
                 ),
                 format!(
                     "              blocked: {}{}",

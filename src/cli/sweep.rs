@@ -120,6 +120,16 @@ pub struct SweepArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  # a sweep in two shards (on two machines, or one after the other), then joined:
+  poolsim sweep scenarios/seed-001-burst.toml --set pool.min_threads=4..12 --shard 1/2 --csv a.csv
+  poolsim sweep scenarios/seed-001-burst.toml --set pool.min_threads=4..12 --shard 2/2 --csv b.csv
+  poolsim sweep-merge a.csv b.csv --csv all.csv --png all.png \\
+      --best 'minimize makespan_ms subject to time_starved_ms < 100'
+
+Exit codes: 0 merged; 2 bad input (a file that is not a shard of the same sweep, a run in
+two shards, a run missing from every shard without --allow-partial).")]
 pub struct SweepMergeArgs {
     /// The shards' CSVs (`poolsim sweep --shard K/N` outputs).
     #[arg(required = true, value_name = "SHARD.csv")]

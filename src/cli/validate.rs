@@ -52,7 +52,7 @@ its runs (gen-S-K/RUNTIME-J.txt); --fixtures DIR replays such a set. The set pas
 least 90 % of the measured runs fall inside their simulated ranges and the median of the \
 scenarios' median makespan errors is at most 5 %.
 
-Exit status: 0 every check passed, 1 a check failed, 2 bad input / runtime missing / \
+Exit codes: 0 every check passed, 1 a check failed, 2 bad input / runtime missing / \
 scenario the runtime cannot express, 3 a run failed or was killed.
 
 Examples:

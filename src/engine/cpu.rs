@@ -83,11 +83,13 @@ impl Jobs {
 /// (a 128-bit division is a library call, and this runs at every change).
 #[inline]
 fn busy_ns(dt: u128, percent: u128) -> u128 {
-    match (u64::try_from(dt), u64::try_from(percent)) {
-        (Ok(dt), Ok(percent)) if let Some(product) = dt.checked_mul(percent) => {
-            u128::from(product / 100)
-        }
-        _ => dt * percent / 100,
+    let product = match (u64::try_from(dt), u64::try_from(percent)) {
+        (Ok(dt), Ok(percent)) => dt.checked_mul(percent),
+        _ => None,
+    };
+    match product {
+        Some(product) => u128::from(product / 100),
+        None => dt * percent / 100,
     }
 }
 

@@ -2,7 +2,10 @@
 //! (a policy, or a policy at fixed other parameters), the spread over seeds
 //! as a band around it, a dashed reference line (the scenario as written)
 //! and a marked point (the best one). One panel per metric, stacked on a
-//! shared x axis (linear, or logarithmic for geometric sweeps).
+//! shared x axis (linear, or logarithmic for geometric sweeps). A panel's y
+//! axis turns logarithmic when its values span more than [`LOG_Y_SPAN`]
+//! times, so that a good region of milliseconds is not flattened at zero by
+//! a bad one of minutes. Tick labels group thousands (`1,194,989`).
 //!
 //! Drawn on the same `Canvas` as the Gantt charts, so text uses the
 //! embedded DejaVu font and the same chart gives the same PNG bytes.
@@ -89,7 +92,11 @@ fn nice_step(span: f64, target: f64) -> f64 {
     m * mag
 }
 
-/// Tick label with as many decimals as the step needs.
+/// A panel's y axis is logarithmic when its largest value is more than this
+/// many times its smallest positive one.
+pub const LOG_Y_SPAN: f64 = 100.0;
+
+/// Tick label with as many decimals as the step needs, thousands grouped.
 fn tick_text(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 {
         0
@@ -103,8 +110,38 @@ fn tick_text(v: f64, step: f64) -> String {
     {
         "0".to_string()
     } else {
-        s
+        group_thousands(&s)
     }
+}
+
+/// `1194989.5` → `1,194,989.5`: commas between groups of three digits of
+/// the whole part.
+fn group_thousands(number: &str) -> String {
+    let (sign, rest) = match number.strip_prefix('-') {
+        Some(r) => ("-", r),
+        None => ("", number),
+    };
+    let (whole, fraction) = match rest.find('.') {
+        Some(k) => rest.split_at(k),
+        None => (rest, ""),
+    };
+    if !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return number.to_string();
+    }
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (k, c) in whole.chars().enumerate() {
+        if k > 0 && (whole.len() - k) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}{fraction}")
+}
+
+/// A tick label of a value on a log axis: its own decimals, thousands grouped.
+fn log_tick_text(v: f64) -> String {
+    let step = 10f64.powf(v.log10().floor()).min(1.0);
+    tick_text(v, step)
 }
 
 /// The x axis: data → pixels, and its ticks.
@@ -137,7 +174,7 @@ impl XAxis {
             distinct
                 .iter()
                 .step_by(every)
-                .map(|&x| (x, format!("{x}")))
+                .map(|&x| (x, group_thousands(&format!("{x}"))))
                 .collect()
         } else {
             let step = nice_step(max - min, 8.0);
@@ -164,11 +201,14 @@ impl XAxis {
     }
 }
 
-/// A y axis of one panel.
+/// A y axis of one panel: linear from a nice floor, or logarithmic over
+/// the decades that hold the values (those at or below 0 drawn on the
+/// floor, whose label says `≤`).
 struct YAxis {
+    log: bool,
     lo: f64,
     hi: f64,
-    step: f64,
+    ticks: Vec<(f64, String)>,
     top: i32,
 }
 
@@ -183,6 +223,14 @@ impl YAxis {
         values.extend(panel.reference);
         let min = values.iter().copied().fold(f64::INFINITY, f64::min);
         let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min_positive = values
+            .iter()
+            .copied()
+            .filter(|&v| v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if min_positive.is_finite() && min >= 0.0 && max / min_positive > LOG_Y_SPAN {
+            return YAxis::log(min_positive, max, min <= 0.0, top);
+        }
         let (min, max) = if min.is_finite() {
             (min.min(0.0), max)
         } else {
@@ -190,16 +238,66 @@ impl YAxis {
         };
         let max = if max - min <= 0.0 { min + 1.0 } else { max };
         let step = nice_step(max - min, 5.0);
+        let (lo, hi) = ((min / step).floor() * step, (max / step).ceil() * step);
+        let mut ticks = Vec::new();
+        let mut k = 0;
+        loop {
+            let y = lo + f64::from(k) * step;
+            if y > hi + step * 1e-9 {
+                break;
+            }
+            ticks.push((y, tick_text(y, step)));
+            k += 1;
+        }
         YAxis {
-            lo: (min / step).floor() * step,
-            hi: (max / step).ceil() * step,
-            step,
+            log: false,
+            lo,
+            hi,
+            ticks,
+            top,
+        }
+    }
+
+    /// Decades from the one below `min_positive` to the one above `max`;
+    /// with few decades, 2× and 5× ticks between them too.
+    fn log(min_positive: f64, max: f64, has_zero: bool, top: i32) -> YAxis {
+        let first = min_positive.log10().floor() as i32;
+        let last = max.log10().ceil().max(f64::from(first) + 1.0) as i32;
+        let mut ticks = Vec::new();
+        let between: &[f64] = if last - first <= 3 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        for d in first..=last {
+            for &m in between {
+                let v = m * 10f64.powi(d);
+                if d == last && m > 1.0 {
+                    break;
+                }
+                ticks.push((v, log_tick_text(v)));
+            }
+        }
+        if has_zero && let Some(floor) = ticks.first_mut() {
+            floor.1 = format!("≤ {}", floor.1);
+        }
+        YAxis {
+            log: true,
+            lo: 10f64.powi(first),
+            hi: 10f64.powi(last),
+            ticks,
             top,
         }
     }
 
     fn px(&self, y: f64) -> i32 {
-        self.top + PLOT_H - ((y - self.lo) / (self.hi - self.lo) * f64::from(PLOT_H)).round() as i32
+        let fraction = if self.log {
+            let y = y.max(self.lo);
+            (y.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (y - self.lo) / (self.hi - self.lo)
+        };
+        self.top + PLOT_H - (fraction * f64::from(PLOT_H)).round() as i32
     }
 }
 
@@ -271,22 +369,25 @@ fn draw(chart: &LineChart) -> Result<Canvas, RenderError> {
         );
         let y_axis = YAxis::new(panel, top);
         // Grid and ticks.
-        let mut k = 0;
-        loop {
-            let y = y_axis.lo + f64::from(k) * y_axis.step;
-            if y > y_axis.hi + y_axis.step * 1e-9 {
-                break;
-            }
-            let py = y_axis.px(y);
+        for (y, label) in &y_axis.ticks {
+            let py = y_axis.px(*y);
             c.rect(LEFT, py, LEFT + PLOT_W, py + 1, GRID);
             c.text(
                 (LEFT - 6, py),
-                tick_text(y, y_axis.step),
+                label.clone(),
                 11,
                 MUTED,
                 Anchor::RightMiddle,
             );
-            k += 1;
+        }
+        if y_axis.log {
+            c.text(
+                (LEFT + PLOT_W, top - PANEL_TITLE + 11),
+                "log scale",
+                11,
+                MUTED,
+                Anchor::RightMiddle,
+            );
         }
         for (x, label) in &x_axis.ticks {
             let px = x_axis.px(*x);
@@ -460,6 +561,66 @@ mod tests {
         c.panels[0].reference = None;
         c.panels[0].marker = None;
         assert!(render_lines_png(&c).is_ok());
+    }
+
+    #[test]
+    fn a_y_axis_over_more_than_a_hundredfold_is_logarithmic() {
+        // A sweep whose good region is tens of ms and bad one 20 minutes.
+        let mut c = chart();
+        c.panels[0].lines = vec![
+            [55.0, 80.0, 400.0, 1_194_989.0]
+                .iter()
+                .enumerate()
+                .map(|(i, &y)| LinePoint {
+                    x: i as f64 + 1.0,
+                    y,
+                    lo: y,
+                    hi: y,
+                })
+                .collect(),
+        ];
+        c.panels[0].reference = None;
+        c.panels[0].marker = None;
+        let y = YAxis::new(&c.panels[0], 0);
+        assert!(y.log);
+        // 55 and 80 ms sit well apart, not both at the floor.
+        assert!(
+            y.px(55.0) - y.px(80.0) >= 10,
+            "{} {}",
+            y.px(55.0),
+            y.px(80.0)
+        );
+        let labels: Vec<&str> = y.ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "10",
+                "100",
+                "1,000",
+                "10,000",
+                "100,000",
+                "1,000,000",
+                "10,000,000"
+            ]
+        );
+        assert!(render_lines_svg(&c).unwrap().contains("log scale"));
+        // Within a hundredfold: linear, from 0.
+        let y = YAxis::new(&chart().panels[0], 0);
+        assert!(!y.log);
+        assert_eq!(y.ticks.first().map(|t| t.1.as_str()), Some("0"));
+        // A zero among the values: the floor says it holds them.
+        c.panels[0].lines[0][0].lo = 0.0;
+        let y = YAxis::new(&c.panels[0], 0);
+        assert!(y.log && y.ticks[0].1.starts_with("≤ "), "{:?}", y.ticks);
+    }
+
+    #[test]
+    fn tick_labels_group_thousands() {
+        assert_eq!(group_thousands("1194989"), "1,194,989");
+        assert_eq!(group_thousands("-1234.5"), "-1,234.5");
+        assert_eq!(group_thousands("999"), "999");
+        assert_eq!(tick_text(250_000.0, 50_000.0), "250,000");
+        assert_eq!(log_tick_text(0.01), "0.01");
     }
 
     #[test]

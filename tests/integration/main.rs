@@ -22,6 +22,7 @@ mod mono_requests;
 mod mono_start_up;
 mod net20;
 mod nettrace;
+mod newcomer;
 mod preemption;
 mod render;
 mod reproduce;
