@@ -30,6 +30,7 @@ Examples:
   poolsim run scenarios/seed-000-task-run.toml --json --counters counters.csv
   poolsim run big.toml --until-ms 60000 --png first-minute.png --to-ms 60000
   poolsim run scenarios/seed-001-burst.toml --runs 200 --json
+  poolsim run scenarios/seed-001-burst.toml --set pool.min_threads=10
 
 A real pool gives different outcomes run to run (the gate thread's phase,
 timer choices, hill climbing's random sample interval); --runs N simulates
@@ -52,6 +53,12 @@ pub struct RunArgs {
     /// (see `poolsim policies`) or a path to a policy file.
     #[arg(long, short)]
     pub policy: Option<String>,
+    /// Try a change without editing the file: KEY=VALUE, a number at a
+    /// TOML path as `sweep --set` takes one (pool.min_threads=16,
+    /// group.requests.count=200, policy.gate.period_ms=250). Repeat for
+    /// several; the summary lists them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Seed for every random stream, instead of the scenario's `seed`.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -116,6 +123,30 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_INPUT;
         }
     };
+    // --set: the file as written loaded first (its own messages, with
+    // lines), then the edited one.
+    let set_policy = if args.set.is_empty() {
+        None
+    } else {
+        let file = args.scenario.display().to_string();
+        let text = match poolsim::diagnostics::read_text(&args.scenario, &file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{e}");
+                return EXIT_INPUT;
+            }
+        };
+        match poolsim::sweep::run::with_settings(&text, &file, args.policy.as_deref(), &args.set) {
+            Ok((s, p)) => {
+                scenario = s;
+                Some(p)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_INPUT;
+            }
+        }
+    };
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
@@ -124,9 +155,10 @@ pub fn run(args: RunArgs) -> i32 {
     }
     // A --policy flag is resolved from the current directory; a policy path
     // written in the scenario, beside the scenario file first.
-    let policy = match &args.policy {
-        Some(flag) => resolve_policy(flag),
-        None => resolve_policy_for_scenario_file(&scenario.pool.policy, &args.scenario),
+    let policy = match (set_policy, &args.policy) {
+        (Some(p), _) => Ok(p),
+        (None, Some(flag)) => resolve_policy(flag),
+        (None, None) => resolve_policy_for_scenario_file(&scenario.pool.policy, &args.scenario),
     };
     let policy = match policy {
         Ok(p) => p,
@@ -266,6 +298,9 @@ pub fn run(args: RunArgs) -> i32 {
                 }
             }
             obj.insert("outcome".into(), outcome_json(&result.outcome));
+            if !args.set.is_empty() {
+                obj.insert("changed".into(), args.set.clone().into());
+            }
             obj.insert("events".into(), result.events.into());
             // The goal changes as the runtime logs them
             // (ThreadPoolWorkerThreadAdjustmentAdjustment), as `import` reads them.
@@ -290,7 +325,7 @@ pub fn run(args: RunArgs) -> i32 {
         if args.items > 0 {
             print_items(&first_items, summary.items, &result.trace.groups);
         }
-        print_summary(&summary, &result.outcome);
+        print_summary(&summary, &result.outcome, &args.set);
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
@@ -553,12 +588,18 @@ fn print_verdict(v: &Verdict) {
     }
 }
 
-fn print_summary(s: &Summary, outcome: &Outcome) {
+fn print_summary(s: &Summary, outcome: &Outcome, sets: &[String]) {
     println!("scenario      {}", s.scenario);
     println!(
         "policy        {}   seed {}   cores {}",
         s.policy, s.seed, s.cores
     );
+    if !sets.is_empty() {
+        println!(
+            "changed       {}   (--set; the file is as written)",
+            sets.join("   ")
+        );
+    }
     println!("items         {} ({} finished)", s.items, s.finished);
     if outcome.is_completed() {
         println!("makespan      {}", human_ms(s.makespan_ms));

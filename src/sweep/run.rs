@@ -427,6 +427,13 @@ impl Plan {
         })
     }
 
+    /// The scenario and policy of grid point `point` under policy `policy`
+    /// (indices into [`Plan::points`] and [`Plan::policies`]), validated.
+    pub fn instance(&self, point: usize, policy: usize) -> Option<(&Scenario, &PolicyConfig)> {
+        let i = self.instances.get(policy * self.points.len() + point)?;
+        Some((&i.scenario, &i.policy))
+    }
+
     /// Runs in the whole sweep.
     pub fn total_runs(&self) -> usize {
         (1 + self.points.len() * self.policies.len()) * self.seeds as usize
@@ -558,4 +565,51 @@ pub fn execute(
         wanted: runs.len(),
         rows,
     })
+}
+
+/// The scenario in `scenario_text` with each `KEY=VALUE` of `sets` applied
+/// (one value each, the keys of `sweep --set`), under `policy` (`None`: the
+/// scenario's own): `run --set` tries a change without editing the file,
+/// through the same checks as a sweep's grid point.
+pub fn with_settings(
+    scenario_text: &str,
+    scenario_file: &str,
+    policy: Option<&str>,
+    sets: &[String],
+) -> Result<(Scenario, PolicyConfig), SweepError> {
+    let mut axes = Vec::new();
+    for set in sets {
+        let axis = grid::parse_set(set).map_err(SweepError::new)?;
+        if axis.values.len() != 1 {
+            return Err(SweepError::new(format!(
+                "--set {set}: give one value here ({} given); `poolsim sweep` tries several",
+                axis.values.len()
+            )));
+        }
+        axes.push(axis);
+    }
+    // The plan's messages speak of grid points; here there is one setting.
+    let plan = Plan::build(&SweepInput {
+        scenario_text: scenario_text.to_string(),
+        scenario_file: scenario_file.to_string(),
+        axes,
+        policies: policy.map(str::to_string).into_iter().collect(),
+        seeds: 1,
+    })
+    .map_err(|e| {
+        let text = e.to_string();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("refused before any run:"))
+            .collect();
+        let text = lines.join("\n");
+        SweepError::new(match text.strip_prefix("at ") {
+            Some(rest) => format!("--set {rest}"),
+            None => text,
+        })
+    })?;
+    let (scenario, policy) = plan
+        .instance(0, 0)
+        .ok_or_else(|| SweepError::new("no setting to apply"))?;
+    Ok((scenario.clone(), policy.clone()))
 }

@@ -29,6 +29,7 @@ mod reproduce;
 mod round;
 mod scenario_errors;
 mod seed_001;
+mod settings;
 mod shapes;
 mod spread;
 mod standalone;
