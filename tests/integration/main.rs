@@ -27,7 +27,6 @@ mod preemption;
 mod render;
 mod reproduce;
 mod round;
-mod scenario_errors;
 mod seed_001;
 mod settings;
 mod shapes;
