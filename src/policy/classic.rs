@@ -33,7 +33,7 @@
 //! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::policy::config::PolicyConfig;
-use crate::policy::gate::{self, GateThread};
+use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{
     Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
@@ -41,7 +41,7 @@ use crate::policy::{
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
+use crate::trace::{Decision, ThreadId, ThreadReason};
 
 /// When hill climbing samples: the completion-driven bookkeeping around
 /// [`HillClimbing::update`] (CoreCLR 3.1 `ShouldAdjustMaxWorkersActive` /
@@ -267,35 +267,21 @@ impl Policy for Classic {
             return;
         }
         let counts = pool.counts();
-        if !self.gate.tick(pool, counts.pending_requests > 0) {
-            return;
-        }
-        if counts.pending_requests == 0 {
-            return;
-        }
-        let check = self.gate.check(pool.now(), self.last_dequeue, self.goal);
-        let outcome = if !check.starved {
-            GateOutcome::NotStarved
-        } else if counts.existing >= self.base.max {
-            GateOutcome::AtMax
-        } else if counts.existing < self.goal {
-            GateOutcome::BelowGoal
-        } else {
-            GateOutcome::Inject
-        };
-        let goal = counts.existing + 1;
-        pool.decision(Decision::GateTick {
-            check,
+        let (min, max) = self.base.limits();
+        let view = TickView {
+            requests_pending: counts.pending_requests > 0,
+            busy: counts.pending_requests > 0,
+            counted: counts.existing,
             goal: self.goal,
-            new_goal: if outcome == GateOutcome::Inject {
-                self.base.clamp(goal)
-            } else {
-                self.goal
-            },
-            threads: counts.existing,
-            outcome,
-        });
-        if outcome == GateOutcome::Inject {
+            min,
+            max,
+            blocking_pending: false,
+            last_dequeue: LastDequeue::At(self.last_dequeue),
+        };
+        if let Some(goal) = self
+            .gate
+            .starvation_tick(pool, view, InjectionRule::CountedPlusOne)
+        {
             self.set_goal(pool, goal, "starvation");
             self.hill_climbing
                 .climber

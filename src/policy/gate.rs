@@ -53,6 +53,15 @@
 //!   `cpu_busy_percent`, else `goal × busy_delay_per_thread`; `>` on CoreCLR,
 //!   `>=` on Mono. [`GateThread::check`] returns the test's inputs, which
 //!   the models record as a [`Decision::GateTick`](crate::trace::Decision).
+//! - A tick with requests pending runs one starvation rule for every model,
+//!   [`GateThread::starvation_tick`]: the test above, then the goal. What
+//!   differs is data: which threads count against the goal and the maximum
+//!   (CoreCLR's native pool: the existing ones, `ThreadCounts.NumActive`;
+//!   the portable pool and Mono: the working ones), when the last dequeue
+//!   was ([`LastDequeue`]: Mono before its first completion reads the time
+//!   since boot), whether a cooperative-blocking adjustment is pending
+//!   (portable: the tick leaves the goal to it), and how the new goal is
+//!   set ([`InjectionRule`]). The model then adds the thread its own way.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -64,7 +73,7 @@ use crate::policy::config::{
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, StarvationCheck};
+use crate::trace::{Decision, GateOutcome, StarvationCheck};
 
 /// Wake-up tags of the gate thread: `GATE_TAG | generation << 8`.
 pub const GATE_TAG: u64 = 1;
@@ -383,6 +392,114 @@ impl GateThread {
             cpu_busy,
             starved: self.config.comparison.holds(since_dequeue, threshold),
         }
+    }
+}
+
+/// How a starved tick raises the goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectionRule {
+    /// CoreCLR's gate thread (`GateThreadStart`, native and portable): at
+    /// the maximum nothing (`AtMax`); with fewer threads counted than the
+    /// goal nothing either (`BelowGoal`: a thread request will add one);
+    /// else the goal becomes the counted threads + 1.
+    CountedPlusOne,
+    /// Mono's monitor (`monitor_thread`): the goal (`max_working`) + 1
+    /// while below the maximum; at the maximum, a thread is still added
+    /// while fewer work than the goal (`AtMax` once as many work).
+    GoalPlusOne,
+}
+
+/// When the last work item was dequeued, as the starvation test reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LastDequeue {
+    /// At this time (read through `Environment.TickCount`).
+    At(SimTime),
+    /// Never: the stamp is still 0 on a clock since boot, this long ago.
+    SinceBoot(SimDuration),
+}
+
+/// What a starvation tick reads of the pool.
+#[derive(Clone, Copy, Debug)]
+pub struct TickView {
+    /// Thread requests are pending: the tick has work to look at.
+    pub requests_pending: bool,
+    /// The tick counts as busy (keeps the gate running): requests, or an
+    /// adjustment, pending.
+    pub busy: bool,
+    /// The threads the rule compares with the goal and the maximum.
+    pub counted: u32,
+    pub goal: u32,
+    /// The pool's limits: a goal is clamped to them.
+    pub min: u32,
+    pub max: u32,
+    /// A cooperative-blocking adjustment is pending (portable pool).
+    pub blocking_pending: bool,
+    pub last_dequeue: LastDequeue,
+}
+
+impl GateThread {
+    /// A gate tick (after [`GateThread::is_tick`]): measures the CPU,
+    /// schedules the next tick, and with requests pending runs the
+    /// starvation test and records it ([`Decision::GateTick`]). Returns the
+    /// goal to move to when the tick injects a thread (`None` otherwise);
+    /// the model then moves its goal and adds the thread.
+    pub fn starvation_tick(
+        &mut self,
+        pool: &mut dyn PoolControl,
+        view: TickView,
+        rule: InjectionRule,
+    ) -> Option<u32> {
+        if !self.tick(pool, view.busy) || !view.requests_pending {
+            return None;
+        }
+        let check = match view.last_dequeue {
+            LastDequeue::At(t) => self.check(pool.now(), t, view.goal),
+            LastDequeue::SinceBoot(d) => self.check_since(d, view.goal),
+        };
+        let (outcome, target) = match rule {
+            InjectionRule::CountedPlusOne => {
+                let outcome = if view.blocking_pending {
+                    GateOutcome::BlockingPending
+                } else if !check.starved {
+                    GateOutcome::NotStarved
+                } else if view.counted >= view.max {
+                    GateOutcome::AtMax
+                } else if view.counted < view.goal {
+                    GateOutcome::BelowGoal
+                } else {
+                    GateOutcome::Inject
+                };
+                (outcome, view.counted + 1)
+            }
+            InjectionRule::GoalPlusOne => {
+                let outcome = if !check.starved {
+                    GateOutcome::NotStarved
+                } else if view.goal >= view.max && view.counted >= view.goal {
+                    GateOutcome::AtMax
+                } else {
+                    GateOutcome::Inject
+                };
+                let target = if view.goal < view.max {
+                    view.goal + 1
+                } else {
+                    view.goal
+                };
+                (outcome, target)
+            }
+        };
+        let inject = outcome == GateOutcome::Inject;
+        pool.decision(Decision::GateTick {
+            check,
+            goal: view.goal,
+            new_goal: if inject {
+                target.clamp(view.min.min(view.max), view.max)
+            } else {
+                view.goal
+            },
+            threads: view.counted,
+            outcome,
+        });
+        inject.then_some(target)
     }
 }
 

@@ -57,13 +57,13 @@
 //! inputs through [`PoolControl::decision`] before it acts.
 
 use crate::policy::config::{HeuristicStart, HillClimbingConfig, PolicyConfig};
-use crate::policy::gate::{self, GateThread};
+use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
 use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, thread_limits};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason};
+use crate::trace::{Decision, ThreadId, ThreadReason};
 
 /// Mono's `heuristic_notify_work_completed` / `heuristic_should_adjust` /
 /// `heuristic_adjust`, on its millisecond clock (`mono_msec_ticks`):
@@ -379,57 +379,42 @@ impl Policy for Mono {
             return;
         }
         let counts = pool.counts();
-        if !self.gate.tick(pool, counts.pending_requests > 0) {
-            return;
-        }
-        if counts.pending_requests == 0 {
-            return;
-        }
-        let check = match self.last_completion {
-            Some(last) => self.gate.check(pool.now(), last, self.goal),
+        let last_dequeue = match self.last_completion {
+            Some(last) => LastDequeue::At(last),
             // Before the first completion `heuristic_last_dequeue` is still
             // 0: on a clock since boot the delay is the machine's uptime, so
             // every round with work injects, whatever the CPU.
-            None if self.hill_climbing.since_boot => {
-                self.gate.check_since(since_boot(pool.now()), self.goal)
-            }
-            None => self.gate.check(pool.now(), SimTime::ZERO, self.goal),
+            None if self.hill_climbing.since_boot => LastDequeue::SinceBoot(since_boot(pool.now())),
+            None => LastDequeue::At(SimTime::ZERO),
         };
-        let outcome = if !check.starved {
-            GateOutcome::NotStarved
-        } else if self.goal >= self.base.max && counts.working >= self.goal {
-            GateOutcome::AtMax
-        } else {
-            GateOutcome::Inject
-        };
-        pool.decision(Decision::GateTick {
-            check,
+        let view = TickView {
+            requests_pending: counts.pending_requests > 0,
+            busy: counts.pending_requests > 0,
+            counted: counts.working,
             goal: self.goal,
-            new_goal: if outcome == GateOutcome::Inject && self.goal < self.base.max {
-                self.goal + 1
-            } else {
-                self.goal
-            },
-            threads: counts.working,
-            outcome,
-        });
-        if check.starved {
-            if self.goal < self.base.max {
-                // max_working + 1, bounded by limit_worker_max only.
-                let goal = self.goal + 1;
-                move_goal(&mut self.goal, (0, self.base.max), pool, goal, "starvation");
-                self.hill_climbing
-                    .climber
-                    .force_change(self.goal, Transition::Starvation);
-            } else if counts.working >= self.goal {
-                // At limit_worker_max the monitor goes on only while fewer
-                // threads work than max_working.
-                return;
-            }
-            for _ in 0..self.inject_tries {
-                if self.unpark_or_create(pool, ThreadReason::Starvation) {
-                    break;
-                }
+            // The goal moves within (0, limit_worker_max).
+            min: 0,
+            max: self.base.max,
+            blocking_pending: false,
+            last_dequeue,
+        };
+        let Some(goal) = self
+            .gate
+            .starvation_tick(pool, view, InjectionRule::GoalPlusOne)
+        else {
+            return;
+        };
+        // max_working + 1, bounded by limit_worker_max only; at the maximum
+        // the monitor still adds a thread while fewer work than the goal.
+        if goal > self.goal {
+            move_goal(&mut self.goal, (0, self.base.max), pool, goal, "starvation");
+            self.hill_climbing
+                .climber
+                .force_change(self.goal, Transition::Starvation);
+        }
+        for _ in 0..self.inject_tries {
+            if self.unpark_or_create(pool, ThreadReason::Starvation) {
+                break;
             }
         }
     }

@@ -31,14 +31,14 @@
 
 use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::{BlockingConfig, PolicyConfig};
-use crate::policy::gate::{self, GateThread};
+use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
 use crate::policy::hill_climbing::Transition;
 use crate::policy::{
     BlockKind, Policy, PolicyBase, PoolControl, RequestCause, maybe_add_working_worker, move_goal,
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{BlockingDelay, Decision, GateOutcome, ThreadId, ThreadReason};
+use crate::trace::{BlockingDelay, Decision, ThreadId, ThreadReason};
 
 /// Wake-up tag of a cooperative-blocking adjustment (`| generation << 8`).
 const BLOCKING_TAG: u64 = 2;
@@ -376,38 +376,21 @@ impl Policy for Portable {
             self.delay = None;
         }
         let counts = pool.counts();
-        let busy = counts.pending_requests > 0 || self.pending != Pending::None;
-        if !self.gate.tick(pool, busy) {
-            return;
-        }
-        if counts.pending_requests == 0 {
-            return;
-        }
-        let check = self.gate.check(pool.now(), self.last_dequeue, self.goal);
-        let outcome = if self.pending != Pending::None {
-            GateOutcome::BlockingPending
-        } else if !check.starved {
-            GateOutcome::NotStarved
-        } else if counts.working >= self.base.max {
-            GateOutcome::AtMax
-        } else if counts.working < self.goal {
-            GateOutcome::BelowGoal
-        } else {
-            GateOutcome::Inject
-        };
-        let goal = counts.working + 1;
-        pool.decision(Decision::GateTick {
-            check,
+        let (min, max) = self.base.limits();
+        let view = TickView {
+            requests_pending: counts.pending_requests > 0,
+            busy: counts.pending_requests > 0 || self.pending != Pending::None,
+            counted: counts.working,
             goal: self.goal,
-            new_goal: if outcome == GateOutcome::Inject {
-                self.base.clamp(goal)
-            } else {
-                self.goal
-            },
-            threads: counts.working,
-            outcome,
-        });
-        if outcome == GateOutcome::Inject {
+            min,
+            max,
+            blocking_pending: self.pending != Pending::None,
+            last_dequeue: LastDequeue::At(self.last_dequeue),
+        };
+        if let Some(goal) = self
+            .gate
+            .starvation_tick(pool, view, InjectionRule::CountedPlusOne)
+        {
             self.set_goal(pool, goal, "starvation");
             self.hill_climbing
                 .climber
