@@ -1152,7 +1152,15 @@ fn model_list() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy_file::parse_policy;
+    use crate::policy_file::{NoFiles, parse_policy_in};
+
+    /// A policy file's text parsed with no file system behind it.
+    fn parse_policy(
+        text: &str,
+        file: &str,
+    ) -> Result<crate::policy::PolicyConfig, crate::diagnostics::LoadError> {
+        parse_policy_in(text, file, &NoFiles)
+    }
     use crate::policy_file::test_support::{builtin_text, net_classic};
 
     #[test]

@@ -22,8 +22,10 @@
 //! - `registry`: the built-in files and their names and aliases;
 //! - `raw`: stage one, serde types mirroring the TOML;
 //! - `build`: stage two, every value checked, raw types to [`PolicyConfig`];
-//! - `resolve`: names, paths and `base` chains, and the only file I/O
-//!   (reading a policy file, looking a path up).
+//! - `resolve`: names, paths and `base` chains, reading files only through
+//!   the [`Files`] its caller gives;
+//! - `std_files`: [`Files`] over `std::fs`, and the functions the command
+//!   line calls with it.
 //!
 //! [`PolicyConfig`]: crate::policy::PolicyConfig
 
@@ -31,17 +33,22 @@ mod build;
 mod raw;
 mod registry;
 mod resolve;
+mod std_files;
 
 pub use registry::BUILTIN;
 pub use resolve::{
-    builtin_policies, load_policy, parse_policy, resolve_policy, resolve_policy_for_scenario,
+    Files, NoFiles, builtin_policies, load_policy_in, parse_policy_in,
+    resolve_policy_for_scenario_in, resolve_policy_in,
+};
+pub use std_files::{
+    StdFiles, load_policy, parse_policy, resolve_policy, resolve_policy_for_scenario,
     resolve_policy_for_scenario_file,
 };
 
 /// Helpers the unit tests of the four parts share.
 #[cfg(test)]
 mod test_support {
-    use super::{BUILTIN, resolve_policy};
+    use super::{BUILTIN, NoFiles, resolve_policy_in};
     use crate::policy::PolicyConfig;
 
     /// The text of the built-in file `file`.
@@ -59,6 +66,6 @@ mod test_support {
 
     /// A built-in policy by name or alias.
     pub(super) fn builtin(name: &str) -> PolicyConfig {
-        resolve_policy(name).unwrap_or_else(|e| panic!("{e}"))
+        resolve_policy_in(name, &NoFiles).unwrap_or_else(|e| panic!("{e}"))
     }
 }

@@ -99,7 +99,15 @@ mod tests {
         RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
         TimerQueueChoice, TimersConfig,
     };
-    use crate::policy_file::parse_policy;
+    use crate::policy_file::{NoFiles, parse_policy_in};
+
+    /// A policy file's text parsed with no file system behind it.
+    fn parse_policy(
+        text: &str,
+        file: &str,
+    ) -> Result<crate::policy::PolicyConfig, crate::diagnostics::LoadError> {
+        parse_policy_in(text, file, &NoFiles)
+    }
     use crate::policy_file::test_support::{builtin, net_classic};
     use crate::scenario::model::ThrottleKind;
     use crate::time::SimDuration;

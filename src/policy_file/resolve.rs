@@ -1,5 +1,9 @@
-//! Names, paths and `base` chains: which policy a name or path means, and
-//! the only file I/O of policy loading.
+//! Names, paths and `base` chains: which policy a name or path means.
+//!
+//! A policy file is read through [`Files`], which the caller gives: the
+//! command line reads the disk ([`super::StdFiles`]); a caller with no files
+//! ([`NoFiles`], the browser) resolves the built-in policies only. Nothing
+//! here touches the file system itself.
 //!
 //! A name is a built-in's name or alias (case-insensitive); a path is a
 //! policy file, read here and checked by [`super::build`]. A wrapping
@@ -16,6 +20,38 @@ use super::raw::RawPolicy;
 use super::registry::{BUILTIN, builtin_name_table, builtin_named, known_builtins};
 use crate::diagnostics::{Diagnostic, LoadError, Problem, Report, did_you_mean};
 use crate::policy::config::PolicyConfig;
+
+/// Where policy files come from.
+pub trait Files {
+    /// The text of the file at `path` (`shown` names it in messages).
+    fn read(&self, path: &Path, shown: &str) -> Result<String, LoadError>;
+    /// Whether `path` is a file that can be read.
+    fn is_file(&self, path: &Path) -> bool;
+    /// A name unique to the file at `path` (its canonical path), for the
+    /// wrapping-cycle check; `None` when it has none.
+    fn identity(&self, path: &Path) -> Option<String>;
+}
+
+/// No files: only built-in policies resolve, and a path is "not found".
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoFiles;
+
+impl Files for NoFiles {
+    fn read(&self, path: &Path, shown: &str) -> Result<String, LoadError> {
+        Err(Diagnostic::new(format!(
+            "cannot read {}: no files here, only the built-in policies",
+            path.display()
+        ))
+        .in_file(shown)
+        .into())
+    }
+    fn is_file(&self, _path: &Path) -> bool {
+        false
+    }
+    fn identity(&self, _path: &Path) -> Option<String> {
+        None
+    }
+}
 
 /// Most wrapping policies in one chain (`a` wraps `b` wraps `c` ...).
 const MAX_WRAP_DEPTH: usize = 8;
@@ -47,10 +83,10 @@ impl Link {
         }
     }
 
-    fn file(path: &Path, shown: &str) -> Link {
-        let id = std::fs::canonicalize(path)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| format!("file:{}", path.display()));
+    fn file(path: &Path, shown: &str, files: &dyn Files) -> Link {
+        let id = files
+            .identity(path)
+            .unwrap_or_else(|| format!("file:{}", path.display()));
         Link {
             id,
             shown: shown.to_string(),
@@ -70,31 +106,53 @@ fn chain_text(chain: &[Link], last: &Link) -> String {
 /// Parses and validates policy TOML `text`; `file` names it in messages, its
 /// stem is the default `name`, and its directory is where a relative `base`
 /// path is looked up first.
-pub fn parse_policy(text: &str, file: &str) -> Result<PolicyConfig, LoadError> {
+pub fn parse_policy_in(
+    text: &str,
+    file: &str,
+    files: &dyn Files,
+) -> Result<PolicyConfig, LoadError> {
     let dir = Path::new(file)
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let me = Link::file(Path::new(file), file);
-    parse_in(text, file, &Lookup::Files { dir }, &me, &mut Vec::new())
+    let me = Link::file(Path::new(file), file, files);
+    parse_in(
+        text,
+        file,
+        &Lookup::Files { dir },
+        &me,
+        &mut Vec::new(),
+        files,
+    )
 }
 
-/// Reads and validates the policy file at `path`.
-pub fn load_policy(path: &Path) -> Result<PolicyConfig, LoadError> {
-    load_in(path, &mut Vec::new())
+/// Reads (through `files`) and validates the policy file at `path`.
+pub fn load_policy_in(path: &Path, files: &dyn Files) -> Result<PolicyConfig, LoadError> {
+    load_in(path, &mut Vec::new(), files)
 }
 
-fn load_in(path: &Path, chain: &mut Vec<Link>) -> Result<PolicyConfig, LoadError> {
+fn load_in(
+    path: &Path,
+    chain: &mut Vec<Link>,
+    files: &dyn Files,
+) -> Result<PolicyConfig, LoadError> {
     let file = path.display().to_string();
-    let text = crate::diagnostics::read_text(path, &file)?;
+    let text = files.read(path, &file)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let me = Link::file(path, &file);
-    parse_in(&text, &file, &Lookup::Files { dir }, &me, chain)
+    let me = Link::file(path, &file, files);
+    parse_in(&text, &file, &Lookup::Files { dir }, &me, chain, files)
 }
 
 fn parse_builtin(file: &str, text: &str, chain: &mut Vec<Link>) -> Result<PolicyConfig, LoadError> {
     let shown = format!("policies/{file}");
-    parse_in(text, &shown, &Lookup::Builtin, &Link::builtin(file), chain)
+    parse_in(
+        text,
+        &shown,
+        &Lookup::Builtin,
+        &Link::builtin(file),
+        chain,
+        &NoFiles,
+    )
 }
 
 /// Stage one and two of one file; `chain` holds the wrapping policies whose
@@ -105,6 +163,7 @@ fn parse_in(
     lookup: &Lookup,
     me: &Link,
     chain: &mut Vec<Link>,
+    files: &dyn Files,
 ) -> Result<PolicyConfig, LoadError> {
     let raw: RawPolicy = crate::diagnostics::parse_document(text, file)?;
     let mut report = Report::new(file, text);
@@ -120,6 +179,7 @@ fn parse_in(
                 chain,
                 &mut report,
                 &mut base_error,
+                files,
             );
             chain.pop();
             p
@@ -141,6 +201,7 @@ fn parse_in(
 
 /// A wrapping policy: its own keys checked, its base found and loaded (at
 /// most [`MAX_WRAP_DEPTH`] deep), the two joined.
+#[allow(clippy::too_many_arguments)]
 fn load_wrapper(
     raw: &RawPolicy,
     base: &Spanned<String>,
@@ -149,6 +210,7 @@ fn load_wrapper(
     chain: &mut Vec<Link>,
     r: &mut Report<'_>,
     base_error: &mut Option<LoadError>,
+    files: &dyn Files,
 ) -> Option<PolicyConfig> {
     let keys = wrapper_keys(raw, base, file, r);
     let base_name = keys.base_name.as_str();
@@ -165,7 +227,7 @@ fn load_wrapper(
         );
         return None;
     }
-    let base_policy = match resolve_base(base_name, lookup, chain) {
+    let base_policy = match resolve_base(base_name, lookup, chain, files) {
         Ok(p) => p,
         Err(BaseFailure::Here(problem)) => {
             r.error(base.span(), "base", problem);
@@ -208,9 +270,10 @@ fn builtin_results() -> Vec<Result<PolicyConfig, LoadError>> {
 /// file is looked up beside that file first (`scenario_dir`), and an error
 /// about the name itself (unknown, file not found) names the scenario key
 /// it came from, `pool.policy`.
-pub fn resolve_policy_for_scenario(
+pub fn resolve_policy_for_scenario_in(
     name_or_path: &str,
     scenario_dir: Option<&Path>,
+    files: &dyn Files,
 ) -> Result<PolicyConfig, LoadError> {
     let wanted = Path::new(name_or_path.trim());
     if let Some(dir) = scenario_dir
@@ -220,11 +283,11 @@ pub fn resolve_policy_for_scenario(
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
     {
         let beside = dir.join(wanted);
-        if beside.is_file() {
-            return load_policy(&beside);
+        if files.is_file(&beside) {
+            return load_policy_in(&beside, files);
         }
     }
-    resolve_in(name_or_path, scenario_dir.or(Some(Path::new("")))).map_err(|e| {
+    resolve_in(name_or_path, scenario_dir.or(Some(Path::new(""))), files).map_err(|e| {
         if e.file().is_none() && e.path().is_none() {
             e.at_path("pool.policy")
         } else {
@@ -233,38 +296,21 @@ pub fn resolve_policy_for_scenario(
     })
 }
 
-/// Like [`resolve_policy_for_scenario`] for the scenario file at
-/// `scenario_file` (as the CLI has it): an error about the `policy` value
-/// itself also gives the scenario file, line and column of that value.
-pub fn resolve_policy_for_scenario_file(
-    name_or_path: &str,
-    scenario_file: &Path,
-) -> Result<PolicyConfig, LoadError> {
-    resolve_policy_for_scenario(name_or_path, scenario_file.parent()).map_err(|e| {
-        if e.file().is_some() {
-            return e;
-        }
-        let file = scenario_file.display().to_string();
-        let Ok(text) = std::fs::read_to_string(scenario_file) else {
-            return e;
-        };
-        match crate::diagnostics::value_span(&text, &["pool", "policy"]) {
-            Some(span) => e.placed_in(&file, &text, span.start),
-            None => e,
-        }
-    })
-}
-
 /// A built-in policy by name or alias (case-insensitive); else, if
 /// `name_or_path` looks like a path (contains `/` or `\`, or ends in
-/// `.toml`), the policy file there; else an error listing the known names.
-pub fn resolve_policy(name_or_path: &str) -> Result<PolicyConfig, LoadError> {
-    resolve_in(name_or_path, None)
+/// `.toml`), the policy file there, read through `files`; else an error
+/// listing the known names.
+pub fn resolve_policy_in(name_or_path: &str, files: &dyn Files) -> Result<PolicyConfig, LoadError> {
+    resolve_in(name_or_path, None, files)
 }
 
-/// [`resolve_policy`]; `scenario_dir` is `Some` when the name was written in
-/// a scenario file in that directory (for the help of a missing file).
-fn resolve_in(name_or_path: &str, scenario_dir: Option<&Path>) -> Result<PolicyConfig, LoadError> {
+/// [`resolve_policy_in`]; `scenario_dir` is `Some` when the name was written
+/// in a scenario file in that directory (for the help of a missing file).
+fn resolve_in(
+    name_or_path: &str,
+    scenario_dir: Option<&Path>,
+    files: &dyn Files,
+) -> Result<PolicyConfig, LoadError> {
     let wanted = name_or_path.trim();
     let builtins = builtin_results();
     for (result, (file, _)) in builtins.iter().zip(BUILTIN) {
@@ -298,8 +344,8 @@ fn resolve_in(name_or_path: &str, scenario_dir: Option<&Path>) -> Result<PolicyC
         .join("; ");
     if looks_like_path(wanted) {
         let path = Path::new(wanted);
-        if path.exists() {
-            return load_policy(path);
+        if files.is_file(path) {
+            return load_policy_in(path, files);
         }
         let places = match scenario_dir {
             Some(dir) if !dir.as_os_str().is_empty() && path.is_relative() => format!(
@@ -351,6 +397,7 @@ fn resolve_base(
     wanted: &str,
     lookup: &Lookup,
     chain: &mut Vec<Link>,
+    files: &dyn Files,
 ) -> Result<PolicyConfig, BaseFailure> {
     let wanted = wanted.trim();
     if wanted.is_empty() {
@@ -396,13 +443,13 @@ fn resolve_base(
     };
     let beside = dir.join(wanted);
     let candidates = [beside.clone(), PathBuf::from(wanted)];
-    if let Some(path) = candidates.iter().find(|p| p.is_file()) {
+    if let Some(path) = candidates.iter().find(|p| files.is_file(p)) {
         let shown = path.display().to_string();
-        let link = Link::file(path, &shown);
+        let link = Link::file(path, &shown, files);
         if let Some(f) = cycle(chain, &link) {
             return Err(f);
         }
-        return load_in(path, chain).map_err(|e| BaseFailure::There(shown, e));
+        return load_in(path, chain, files).map_err(|e| BaseFailure::There(shown, e));
     }
     if looks_like_path(wanted) {
         let places = if dir.as_os_str().is_empty() || beside == Path::new(wanted) {
@@ -439,13 +486,30 @@ mod tests {
     use crate::scenario::model::ThrottleKind;
     use crate::time::SimDuration;
 
-    /// A scratch directory of this process, emptied.
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("poolsim-policy-unit-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// Files held in memory: the resolver reads nothing else.
+    #[derive(Default)]
+    struct MemFiles(std::cell::RefCell<std::collections::BTreeMap<PathBuf, String>>);
+
+    impl MemFiles {
+        fn write(&self, path: PathBuf, text: impl Into<String>) {
+            self.0.borrow_mut().insert(path, text.into());
+        }
+    }
+
+    impl Files for MemFiles {
+        fn read(&self, path: &Path, shown: &str) -> Result<String, LoadError> {
+            self.0.borrow().get(path).cloned().ok_or_else(|| {
+                Diagnostic::new("cannot read the file: not found")
+                    .in_file(shown)
+                    .into()
+            })
+        }
+        fn is_file(&self, path: &Path) -> bool {
+            self.0.borrow().contains_key(path)
+        }
+        fn identity(&self, path: &Path) -> Option<String> {
+            self.is_file(path).then(|| path.display().to_string())
+        }
     }
 
     #[test]
@@ -457,7 +521,7 @@ mod tests {
             // The same text read as a user's file gives the same policy.
             let shown = format!("policies/{file}");
             assert_eq!(
-                parse_policy(text, &shown).unwrap(),
+                parse_policy_in(text, &shown, &NoFiles).unwrap(),
                 parse_builtin(file, text, &mut Vec::new()).unwrap(),
                 "{file}"
             );
@@ -479,34 +543,34 @@ mod tests {
 
     #[test]
     fn a_wrapper_may_wrap_an_unthrottled_wrapper_up_to_the_depth_limit() {
-        let dir = scratch("depth");
+        let files = MemFiles::default();
+        let dir = PathBuf::from("/mem/depth");
         // w0 wraps net6 with no throttle (a rename); w1..wN wrap the previous one.
-        std::fs::write(dir.join("w0.toml"), "base = \"net6\"\n").unwrap();
+        files.write(dir.join("w0.toml"), "base = \"net6\"\n");
         for k in 1..=MAX_WRAP_DEPTH {
-            std::fs::write(
+            files.write(
                 dir.join(format!("w{k}.toml")),
                 format!("base = \"w{}.toml\"\n", k - 1),
-            )
-            .unwrap();
+            );
         }
-        let ok = load_policy(&dir.join(format!("w{}.toml", MAX_WRAP_DEPTH - 1))).unwrap();
+        let load = |name: &str| load_policy_in(&dir.join(name), &files);
+        let ok = load(&format!("w{}.toml", MAX_WRAP_DEPTH - 1)).unwrap();
         assert_eq!(ok.name, format!("w{}", MAX_WRAP_DEPTH - 1));
         assert_eq!(ok.model, ModelKind::Portable);
         assert_eq!(ok.blocking, builtin("net6").blocking);
         assert_eq!(ok.description, builtin("net6").description);
-        let e = load_policy(&dir.join(format!("w{MAX_WRAP_DEPTH}.toml"))).unwrap_err();
+        let e = load(&format!("w{MAX_WRAP_DEPTH}.toml")).unwrap_err();
         assert!(
             e.to_string()
                 .contains("more than 8 wrapping policies in a chain"),
             "{e}"
         );
         // A throttle over the rename chain is fine: none of them has one.
-        std::fs::write(
+        files.write(
             dir.join("t.toml"),
             "base = \"w2.toml\"\n[throttle]\nkind = \"semaphore\"\nlimit = 3\n",
-        )
-        .unwrap();
-        let t = load_policy(&dir.join("t.toml")).unwrap();
+        );
+        let t = load("t.toml").unwrap();
         assert_eq!(
             t.throttle,
             Some(ThrottleConfig {
@@ -515,34 +579,33 @@ mod tests {
             })
         );
         assert_eq!(t.description, "w2 behind a throttle (semaphore, limit 3)");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn a_wrapper_base_is_looked_up_beside_it_first() {
-        let dir = scratch("beside");
-        let sub = dir.join("sub");
-        std::fs::create_dir_all(&sub).unwrap();
+        let files = MemFiles::default();
+        let sub = PathBuf::from("/mem/beside/sub");
         let edited = net_classic().replace("period_ms = 500", "period_ms = 250");
-        std::fs::write(sub.join("mine.toml"), edited).unwrap();
-        std::fs::write(
+        files.write(sub.join("mine.toml"), edited);
+        // A file of the same name in the current directory is not taken.
+        files.write(PathBuf::from("mine.toml"), net_classic());
+        files.write(
             sub.join("wrap.toml"),
             "name = \"wrapped\"\nbase = \"mine.toml\"\n[throttle]\nkind = \"semaphore\"\nlimit = \"cores\"\n",
-        )
-        .unwrap();
-        let p = load_policy(&sub.join("wrap.toml")).unwrap();
+        );
+        let p = load_policy_in(&sub.join("wrap.toml"), &files).unwrap();
         assert_eq!(p.name, "wrapped");
         assert_eq!(p.gate.period, SimDuration::from_ms(250));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn resolve_finds_names_and_aliases_in_any_case() {
-        assert_eq!(resolve_policy("net-classic").unwrap().name, "net-classic");
-        assert_eq!(resolve_policy("NET5").unwrap().name, "net-classic");
-        assert_eq!(resolve_policy(" coreclr3 ").unwrap().name, "coreclr3-linux");
-        assert_eq!(resolve_policy("Portable").unwrap().name, "net6");
-        let e = resolve_policy("./no/such/policy.toml").unwrap_err();
+        let resolve = |name: &str| resolve_policy_in(name, &NoFiles);
+        assert_eq!(resolve("net-classic").unwrap().name, "net-classic");
+        assert_eq!(resolve("NET5").unwrap().name, "net-classic");
+        assert_eq!(resolve(" coreclr3 ").unwrap().name, "coreclr3-linux");
+        assert_eq!(resolve("Portable").unwrap().name, "net6");
+        let e = resolve("./no/such/policy.toml").unwrap_err();
         assert!(e.message().contains("not found"), "{e}");
     }
 }
