@@ -113,10 +113,8 @@ pub fn run(args: CompareArgs) -> i32 {
             incomplete.push((shown.clone(), result.outcome.clone()));
         }
         if chart {
-            panels.push((
-                shown.clone(),
-                Timeline::build(&result.trace, Some(&log.events)),
-            ));
+            let timeline = Timeline::build(&result.trace, Some(&log.events));
+            panels.push((render::with_headline(shown, &timeline), timeline));
         }
     }
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();

@@ -143,7 +143,7 @@ fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
         let run = imported_run(t, &name);
         if args.png.is_some() || args.svg.is_some() {
             let timeline = Timeline::build(&run.trace, Some(&run.events));
-            let panels = [("recorded".to_string(), timeline)];
+            let panels = [(render::with_headline("recorded", &timeline), timeline)];
             let options = ChartOptions::default();
             if let Some(path) = &args.png {
                 files.push((path, render::render_png(&panels, &options)?));

@@ -258,7 +258,8 @@ pub fn run(args: RunArgs) -> i32 {
                 },
                 None => shown.clone(),
             };
-            let panels = [(title, timeline)];
+            // The title's second line says what happened (render::headline).
+            let panels = [(render::with_headline(&title, &timeline), timeline)];
             if let Some(path) = &args.png {
                 files.push((path, render::render_png(&panels, &chart_options)?));
             }

@@ -6,6 +6,11 @@
 //! rectangles are half-open `[x0, x1) × [y0, y1)` so adjacent ones never
 //! overlap. The font is DejaVu Sans from the `dejavu` crate, registered once
 //! with plotters; no system font is read.
+//!
+//! Tooltips ([`Canvas::tip`]) are SVG only: after the drawing, each is an
+//! invisible rectangle with a `<title>`, in the order given, so a later one
+//! (an item's bar) wins over an earlier one under it (its thread's lane).
+//! A picture without tooltips is exactly what plotters draws.
 
 use std::sync::{Once, OnceLock};
 
@@ -99,12 +104,24 @@ pub(crate) enum Shape {
     },
 }
 
+/// A hover area of the SVG and its text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Tip {
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+    pub text: String,
+}
+
 /// The shapes of one picture, in drawing order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Canvas {
     pub width: u32,
     pub height: u32,
     pub shapes: Vec<Shape>,
+    /// SVG tooltips, bottom first.
+    pub tips: Vec<Tip>,
 }
 
 impl Canvas {
@@ -113,6 +130,20 @@ impl Canvas {
             width,
             height,
             shapes: Vec::new(),
+            tips: Vec::new(),
+        }
+    }
+
+    /// A tooltip over `[x0, x1) × [y0, y1)` (SVG only).
+    pub fn tip(&mut self, x0: i32, y0: i32, x1: i32, y1: i32, text: impl Into<String>) {
+        if x1 > x0 && y1 > y0 {
+            self.tips.push(Tip {
+                x0,
+                y0,
+                x1,
+                y1,
+                text: text.into(),
+            });
         }
     }
 
@@ -296,7 +327,7 @@ impl Canvas {
         Ok(out)
     }
 
-    /// Draws into an SVG document.
+    /// Draws into an SVG document, the tooltips last.
     pub fn to_svg(&self) -> Result<String, RenderError> {
         let mut out = String::new();
         {
@@ -304,8 +335,49 @@ impl Canvas {
             let root = backend.into_drawing_area();
             self.draw_on(&root, true)?;
         }
+        if self.tips.is_empty() {
+            return Ok(out);
+        }
+        let Some(end) = out.rfind("</svg>") else {
+            return Ok(out);
+        };
+        let mut tips = String::with_capacity(self.tips.len() * 160);
+        tips.push_str("<g fill=\"#000\" fill-opacity=\"0\">\n");
+        for t in &self.tips {
+            use std::fmt::Write as _;
+            let _ = writeln!(
+                tips,
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
+                t.x0,
+                t.y0,
+                t.x1 - t.x0,
+                t.y1 - t.y0,
+                xml_escape(&t.text)
+            );
+        }
+        tips.push_str("</g>\n");
+        out.insert_str(end, &tips);
         Ok(out)
     }
+}
+
+/// `text` for an XML text node or attribute (control characters XML does
+/// not allow are left out).
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn font(bold: bool) -> Option<&'static FontRef<'static>> {

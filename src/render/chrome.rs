@@ -2,10 +2,18 @@
 //!
 //! One process (pid 1) for the pool; one track per pool thread (tid =
 //! thread id + 1) named after the thread and why it was created; tid 0 is
-//! the main thread, which waits on the responsiveness probes. Item phases
-//! are complete events (`"ph":"X"`), thread creations and probes instant
+//! the main thread, which waits on the responsiveness probes; a "pool
+//! decisions" track (tid [`DECISIONS_TID`], listed first) holds the pool's
+//! decisions. Item phases are complete events (`"ph":"X"`), thread
+//! creations (with `poolsim explain`'s sentence for why) and probes instant
 //! events (`"ph":"i"`), thread counts and queue length counters
-//! (`"ph":"C"`). Times are microseconds since the start of the run.
+//! (`"ph":"C"`). On the decisions track, instant events: every gate
+//! (monitor) tick, hill-climbing sample, cooperative-blocking step and
+//! thread exit, named by what it decided, and every goal change a decision
+//! explains, named `goal A -> B (reason)`, each with explain's sentence.
+//! (A thread that wakes and finds no work draws no "starting" slice: see
+//! [`crate::render::timeline`].) Times are microseconds since the start of
+//! the run.
 //! Format: <https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU>.
 //! The output is built from the same [`Timeline`] the charts use, in a fixed
 //! order, so the same run gives the same bytes.
@@ -13,7 +21,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::render::{QueuePoint, Segment, Timeline};
+use crate::render::{DecisionKind, DecisionMark, QueuePoint, Segment, Timeline};
 use crate::time::{NANOS_PER_US, SimTime};
 use crate::trace::{ThreadId, ThreadReason, Trace, TraceEvent};
 
@@ -21,6 +29,9 @@ use crate::trace::{ThreadId, ThreadReason, Trace, TraceEvent};
 const PID: u32 = 1;
 /// The main thread's track.
 const MAIN_TID: u32 = 0;
+/// The pool decisions' track: past every thread's track (thread ids stay
+/// below the scenario's 100 million item limit), within a signed 32-bit id.
+pub const DECISIONS_TID: u32 = 2_000_000_000;
 
 #[derive(Serialize)]
 struct Event<'a> {
@@ -140,6 +151,18 @@ pub(crate) fn write_head(
         MAIN_TID,
         json!({ "sort_index": 0 }),
     );
+    meta(
+        &mut w,
+        "thread_name",
+        DECISIONS_TID,
+        json!({ "name": "pool decisions (gate ticks, hill climbing, goal changes)" }),
+    );
+    meta(
+        &mut w,
+        "thread_sort_index",
+        DECISIONS_TID,
+        json!({ "sort_index": -1 }),
+    );
     for &(thread, reason) in lanes {
         let tid = thread.saturating_add(1);
         let name = format!("worker {} ({})", thread, reason.name());
@@ -193,11 +216,24 @@ pub(crate) fn write_segment(
     });
 }
 
-/// Thread creations, on the created thread's track, and the thread counts.
+/// Thread creations, on the created thread's track (with why, when the
+/// run's events say), the thread counts, and the pool's decisions and goal
+/// changes on their track.
 pub(crate) fn write_counts(out: &mut Vec<u8>, timeline: &Timeline) {
     let mut w = Writer { out, first: false };
     for mark in &timeline.creations {
         let name = format!("thread created ({})", mark.reason.name());
+        let why = timeline
+            .lanes
+            .get(mark.thread as usize)
+            .filter(|l| l.thread == mark.thread)
+            .and_then(|l| l.why.as_deref());
+        let args = match why {
+            Some(why) => {
+                json!({ "thread": mark.thread, "reason": mark.reason.name(), "why": why })
+            }
+            None => json!({ "thread": mark.thread, "reason": mark.reason.name() }),
+        };
         w.push(&Event {
             name: &name,
             cat: Some("thread"),
@@ -207,7 +243,44 @@ pub(crate) fn write_counts(out: &mut Vec<u8>, timeline: &Timeline) {
             pid: PID,
             tid: mark.thread.saturating_add(1),
             s: Some("t"),
-            args: json!({ "thread": mark.thread, "reason": mark.reason.name() }),
+            args,
+        });
+    }
+    for d in &timeline.decisions {
+        w.push(&Event {
+            name: &decision_name(d),
+            cat: Some("decision"),
+            ph: "i",
+            ts: us(d.at),
+            dur: None,
+            pid: PID,
+            tid: DECISIONS_TID,
+            s: Some("t"),
+            args: json!({ "rule": d.rule, "decision": d.text }),
+        });
+    }
+    // The goal changes a decision explains (an imported trace's, which no
+    // decision explains, are the importer's to write).
+    for g in timeline.goals.iter().filter(|g| g.why.is_some()) {
+        let name = match g.previous {
+            Some(p) => format!("goal {p} -> {} ({})", g.goal, g.reason),
+            None => format!("goal {} ({})", g.goal, g.reason),
+        };
+        w.push(&Event {
+            name: &name,
+            cat: Some("goal"),
+            ph: "i",
+            ts: us(g.at),
+            dur: None,
+            pid: PID,
+            tid: DECISIONS_TID,
+            s: Some("t"),
+            args: json!({
+                "goal": g.goal,
+                "previous": g.previous,
+                "reason": g.reason,
+                "why": g.why,
+            }),
         });
     }
     for c in &timeline.threads {
@@ -226,6 +299,24 @@ pub(crate) fn write_counts(out: &mut Vec<u8>, timeline: &Timeline) {
             s: None,
             args,
         });
+    }
+}
+
+/// A decision's event name: what it is and what it decided.
+fn decision_name(d: &DecisionMark) -> String {
+    match d.kind {
+        DecisionKind::Gate if d.raised => "gate tick: thread added".to_string(),
+        DecisionKind::Gate if d.starved => "gate tick: starved, no thread added".to_string(),
+        DecisionKind::Gate => "gate tick: no change".to_string(),
+        DecisionKind::HillClimbing if d.raised => {
+            format!("hill climbing: goal raised ({})", d.rule)
+        }
+        DecisionKind::HillClimbing => format!("hill climbing ({})", d.rule),
+        DecisionKind::CooperativeBlocking if d.raised => {
+            "cooperative blocking: goal raised".to_string()
+        }
+        DecisionKind::CooperativeBlocking => "cooperative blocking".to_string(),
+        DecisionKind::ThreadExit => format!("thread exit ({})", d.rule),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Gantt charts of runs, as PNG or SVG: one panel per run, stacked on a
 //! shared time axis so policies can be compared at a glance.
 //!
-//! Each panel shows, top to bottom: a title (scenario, policy, seed and the
+//! Each panel shows, top to bottom: a title (its first line the panel's
+//! name, a second line, when the name has one after a newline, the run's
+//! headline ([`super::headline`]), then scenario, policy, seed and the
 //! headline numbers); a probe strip (each responsiveness probe as a
 //! triangle where the main thread queued it and a bar from then to when a
 //! pool thread ran it, green when fast, red when slow); one lane per pool
@@ -9,14 +11,28 @@
 //! segment coloured by group, the phase shown by the bar's style (CPU solid,
 //! spin hatched, `Thread.Sleep` pale and outlined, `Task.Wait` on a timer
 //! paler and greyer), a triangle where the thread was created coloured by
-//! why; and a small chart of existing threads, the policy's goal and the
-//! queue length, each on an integer scale of four to six ticks. One legend
-//! at the bottom serves all panels.
+//! why; a small chart of existing threads, the policy's goal and the
+//! queue length, each on an integer scale of four to six ticks; and a
+//! strip of the pool's decisions, a row each for the gate (monitor)
+//! thread's ticks, cooperative-blocking steps and hill-climbing samples:
+//! short grey marks where a decision added nothing, taller dark ones where
+//! the gate found the pool starved but added no thread, full-height marks
+//! in the creation reason's colour where it added a thread or raised the
+//! goal, so the gate's rhythm (a tick every 500 ms, one in two injecting)
+//! is on the chart. One legend at the bottom serves all panels.
+//!
+//! In the SVG, lanes, item bars, decision marks and the headline carry
+//! tooltips (`<title>`): a thread's id, life and `poolsim explain`'s
+//! sentence for why it exists; an item's id, group, thread and queued,
+//! started and finished times; what each decision read and decided, in
+//! explain's words.
 //!
 //! A window ([`ChartOptions::time_range`]) shows only part of the runs: the
 //! time axis spans it, everything is clipped to it (a bar crossing an edge
-//! is drawn to the edge), the counts scales fit what it shows, and each
-//! title names the window instead of claiming the run ends there.
+//! is drawn to the edge), only the threads that exist during some part of
+//! it get lanes (labelled with their thread ids), the counts scales fit
+//! what it shows, and each title names the window instead of claiming the
+//! run ends there.
 //!
 //! Scale: with more threads than the lanes area has room for (lanes under
 //! two pixels) threads are grouped into bands, and wherever segments are
@@ -31,9 +47,10 @@ use crate::trace::{Phase, ThreadReason};
 use super::RenderError;
 use super::axis::{format_duration, int_ticks, nice_step, time_ticks};
 use super::canvas::{Anchor, Canvas, Rgb, ensure_font, text_width};
+use super::decisions::{DecisionKind, DecisionMark};
 use super::raster::{Key, PHASES, Raster, phase_index};
 use super::style::{self, group_color, reason_color};
-use super::timeline::{SegmentSource, Timeline};
+use super::timeline::{Lane, Segment, SegmentSource, Timeline};
 
 /// Size and time range of a chart.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,15 +58,17 @@ pub struct ChartOptions {
     /// Width in pixels (400 to 16384).
     pub width: u32,
     /// Height in pixels; `None` sizes the chart to its content: 24-pixel
-    /// lanes for up to 16 threads, 16 pixels a thread beyond, a panel's
-    /// lanes at most 720 pixels tall (480 with two panels, 360 with more).
-    /// With a height, the lanes of each panel share what the rest leaves.
+    /// lanes for up to 16 lanes (the threads shown: in a window, those that
+    /// exist in it), 16 pixels a lane beyond, a panel's lanes at most 720
+    /// pixels tall (480 with two panels, 360 with more). With a height, the
+    /// lanes of each panel share what the rest leaves.
     pub height: Option<u32>,
     /// The time window shown, `(from, to)` with `from < to` (else
     /// [`RenderError::Window`]); `None` is the whole run, from 0 to the end
     /// of the longest run. A `to` past that end (e.g. [`SimTime::MAX`])
     /// stops there; a `from` at or after it is an error. Everything drawn
-    /// is clipped to the window, and the titles say it is one.
+    /// is clipped to the window, only the threads that exist during some
+    /// part of it get lanes, and the titles say it is one.
     pub time_range: Option<(SimTime, SimTime)>,
 }
 
@@ -88,11 +107,18 @@ const LEFT: i32 = 64;
 const RIGHT: i32 = 76;
 const TOP: i32 = 10;
 const TITLE_H: i32 = 50;
+/// A title's second line, the run's headline.
+const HEADLINE_H: i32 = 22;
 const PROBE_H: i32 = 16;
 const PROBE_GAP: i32 = 6;
 /// Room between the lanes and the counts chart for its scales' names.
 const COUNTS_GAP: i32 = 18;
 const COUNTS_H: i32 = 84;
+/// The decisions strip under the counts chart: a gap, then a row each for
+/// gate ticks, cooperative-blocking steps and hill-climbing samples, then
+/// half a gap above the time axis.
+const TICKS_GAP: i32 = 6;
+const TICK_ROW_H: i32 = 14;
 /// Tick labels, and the axis name under them.
 const AXIS_H: i32 = 42;
 const PANEL_GAP: i32 = 14;
@@ -114,6 +140,10 @@ struct PanelLayout {
     lanes_y: i32,
     lanes_h: i32,
     counts_y: i32,
+    /// The decisions strip's first row (when it has rows).
+    ticks_y: i32,
+    /// The time axis, under the counts chart and the decisions strip.
+    axis_y: i32,
     bottom: i32,
 }
 
@@ -209,8 +239,12 @@ fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canv
         t1: t1.as_nanos(),
         windowed: opts.time_range.is_some(),
     };
-    let legend = Legend::of(timelines, width, &x);
-    let layouts = layout_panels(timelines, opts, legend.height())?;
+    let views: Vec<View<'_>> = timelines
+        .iter()
+        .map(|(title, t)| View::of(title, t, &x))
+        .collect();
+    let legend = Legend::of(&views, width, &x);
+    let layouts = layout_panels(&views, opts, legend.height())?;
     let height = match opts.height {
         Some(h) => h,
         None => (layouts.last().map_or(TOP, |l| l.bottom) + legend.height()) as u32,
@@ -227,46 +261,139 @@ fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canv
         )));
     }
     let mut canvas = Canvas::new(opts.width, height);
-    for (i, ((title, timeline), layout)) in timelines.iter().zip(&layouts).enumerate() {
+    for (i, (view, layout)) in views.iter().zip(&layouts).enumerate() {
         if i > 0 {
             let y = layout.top - PANEL_GAP / 2;
             canvas.rect(8, y, width - 8, y + 1, style::FRAME);
         }
-        draw_panel(&mut canvas, title, timeline, layout, &x, &legend);
+        draw_panel(&mut canvas, view, layout, &x, &legend);
     }
     let legend_y = layouts.last().map_or(TOP, |l| l.bottom);
     legend.draw(&mut canvas, legend_y);
     Ok(canvas)
 }
 
+/// A row of the decisions strip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TickRow {
+    /// Gate (monitor) ticks.
+    Gate,
+    /// Cooperative-blocking steps.
+    Blocking,
+    /// Hill-climbing samples.
+    Climbing,
+}
+
+impl TickRow {
+    const ALL: [TickRow; 3] = [TickRow::Gate, TickRow::Blocking, TickRow::Climbing];
+
+    fn of(kind: DecisionKind) -> Option<TickRow> {
+        match kind {
+            DecisionKind::Gate => Some(TickRow::Gate),
+            DecisionKind::CooperativeBlocking => Some(TickRow::Blocking),
+            DecisionKind::HillClimbing => Some(TickRow::Climbing),
+            DecisionKind::ThreadExit => None,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            TickRow::Gate => "gate",
+            TickRow::Blocking => "blocking",
+            TickRow::Climbing => "climbing",
+        }
+    }
+}
+
+/// What one panel shows: its title's lines, the lanes of the threads that
+/// exist in the time shown, and the rows of its decisions strip.
+struct View<'a> {
+    title: &'a str,
+    /// The title's second line: the run's headline.
+    headline: Option<&'a str>,
+    t: &'a Timeline,
+    /// Indices into `t.lanes` of the lanes drawn, in thread order.
+    lanes: Vec<usize>,
+    rows: Vec<TickRow>,
+}
+
+impl<'a> View<'a> {
+    fn of(title: &'a str, t: &'a Timeline, x: &XScale) -> View<'a> {
+        let title = if title.trim().is_empty() {
+            t.scenario.as_str()
+        } else {
+            title
+        };
+        let (title, headline) = match title.split_once('\n') {
+            Some((a, b)) if !b.trim().is_empty() => (a, Some(b.trim())),
+            Some((a, _)) => (a, None),
+            None => (title, None),
+        };
+        let (from, to) = (SimTime(x.t0), SimTime(x.t1));
+        let lanes = (0..t.lanes.len())
+            .filter(|&i| !x.windowed || t.lane_active(&t.lanes[i], from, to))
+            .collect();
+        let mut rows = Vec::new();
+        for row in TickRow::ALL {
+            if t.decisions.iter().any(|d| TickRow::of(d.kind) == Some(row)) {
+                rows.push(row);
+            }
+        }
+        View {
+            title,
+            headline,
+            t,
+            lanes,
+            rows,
+        }
+    }
+
+    fn title_h(&self) -> i32 {
+        if self.headline.is_some() {
+            TITLE_H + HEADLINE_H
+        } else {
+            TITLE_H
+        }
+    }
+
+    fn ticks_h(&self) -> i32 {
+        if self.rows.is_empty() {
+            0
+        } else {
+            TICKS_GAP + self.rows.len() as i32 * TICK_ROW_H + TICKS_GAP / 2
+        }
+    }
+}
+
 /// Lanes area heights, then the vertical layout of every panel.
 fn layout_panels(
-    timelines: &[(String, Timeline)],
+    views: &[View<'_>],
     opts: &ChartOptions,
     legend_h: i32,
 ) -> Result<Vec<PanelLayout>, RenderError> {
-    let n = timelines.len() as i32;
+    let n = views.len() as i32;
     let max_lanes_h = match n {
         1 => 720,
         2 => 480,
         _ => 360,
     };
-    let fixed = |t: &Timeline| {
-        TITLE_H
-            + if t.probes.is_empty() {
+    let fixed = |v: &View<'_>| {
+        v.title_h()
+            + if v.t.probes.is_empty() {
                 0
             } else {
                 PROBE_H + PROBE_GAP
             }
             + COUNTS_GAP
             + COUNTS_H
+            + v.ticks_h()
             + AXIS_H
             + PANEL_GAP
     };
-    let auto: Vec<i32> = timelines
+    let auto: Vec<i32> = views
         .iter()
-        .map(|(_, t)| {
-            let lanes = t.lanes.len().clamp(1, 100_000) as i32;
+        .map(|v| {
+            let lanes = v.lanes.len().clamp(1, 100_000) as i32;
             let row = if lanes <= 16 { MAX_ROW_H } else { AUTO_ROW_H };
             (lanes * row).clamp(row, max_lanes_h)
         })
@@ -274,8 +401,7 @@ fn layout_panels(
     let lanes_h: Vec<i32> = match opts.height {
         None => auto,
         Some(h) => {
-            let fixed_total: i32 =
-                TOP + legend_h + timelines.iter().map(|(_, t)| fixed(t)).sum::<i32>();
+            let fixed_total: i32 = TOP + legend_h + views.iter().map(fixed).sum::<i32>();
             let avail = h as i32 - fixed_total;
             if avail < 8 * n {
                 return Err(RenderError::Size(format!(
@@ -284,12 +410,12 @@ fn layout_panels(
                 )));
             }
             let total_auto: i64 = auto.iter().map(|&a| i64::from(a)).sum();
-            timelines
+            views
                 .iter()
                 .zip(&auto)
-                .map(|((_, t), &a)| {
+                .map(|(v, &a)| {
                     let share = (i64::from(avail) * i64::from(a) / total_auto.max(1)) as i32;
-                    let cap = (t.lanes.len().clamp(1, 100_000) as i32).saturating_mul(MAX_ROW_H);
+                    let cap = (v.lanes.len().clamp(1, 100_000) as i32).saturating_mul(MAX_ROW_H);
                     share.min(cap).max(8)
                 })
                 .collect()
@@ -297,23 +423,27 @@ fn layout_panels(
     };
     let mut y = TOP;
     let mut out = Vec::new();
-    for ((_, t), lanes_h) in timelines.iter().zip(lanes_h) {
+    for (v, lanes_h) in views.iter().zip(lanes_h) {
         let top = y;
-        let mut cursor = top + TITLE_H;
-        let probes_y = (!t.probes.is_empty()).then(|| {
+        let mut cursor = top + v.title_h();
+        let probes_y = (!v.t.probes.is_empty()).then(|| {
             let p = cursor;
             cursor += PROBE_H + PROBE_GAP;
             p
         });
         let lanes_y = cursor;
         let counts_y = lanes_y + lanes_h + COUNTS_GAP;
-        let bottom = counts_y + COUNTS_H + AXIS_H + PANEL_GAP;
+        let ticks_y = counts_y + COUNTS_H + TICKS_GAP;
+        let axis_y = counts_y + COUNTS_H + v.ticks_h();
+        let bottom = axis_y + AXIS_H + PANEL_GAP;
         out.push(PanelLayout {
             top,
             probes_y,
             lanes_y,
             lanes_h,
             counts_y,
+            ticks_y,
+            axis_y,
             bottom,
         });
         y = bottom;
@@ -323,13 +453,13 @@ fn layout_panels(
 
 fn draw_panel(
     canvas: &mut Canvas,
-    title: &str,
-    t: &Timeline,
+    view: &View<'_>,
     layout: &PanelLayout,
     x: &XScale,
     legend: &Legend,
 ) {
-    draw_title(canvas, title, t, layout, x);
+    let t = view.t;
+    draw_title(canvas, view, layout, x);
     let ticks = time_ticks(
         SimTime(x.t0),
         SimTime(x.t1),
@@ -338,10 +468,11 @@ fn draw_panel(
     if let Some(py) = layout.probes_y {
         draw_probes(canvas, t, py, x);
     }
-    draw_lanes(canvas, t, layout, x, legend, &ticks.at);
+    draw_lanes(canvas, view, layout, x, legend, &ticks.at);
     draw_counts(canvas, t, layout.counts_y, x, &ticks.at);
-    // Time axis under the counts chart.
-    let axis_y = layout.counts_y + COUNTS_H;
+    draw_decisions(canvas, view, layout.ticks_y, x);
+    // Time axis under the counts chart and the decisions strip.
+    let axis_y = layout.axis_y;
     for (at, label) in ticks.at.iter().zip(&ticks.labels) {
         let px = x.x(SimTime(*at));
         canvas.rect(px, axis_y, px + 1, axis_y + 4, style::MUTED);
@@ -363,19 +494,48 @@ fn draw_panel(
     );
 }
 
-fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayout, x: &XScale) {
-    let title = if title.trim().is_empty() {
-        t.scenario.as_str()
-    } else {
-        title
-    };
+fn draw_title(canvas: &mut Canvas, view: &View<'_>, layout: &PanelLayout, x: &XScale) {
+    let t = view.t;
     canvas.bold_text(
         (16, layout.top + 4),
-        title,
+        view.title,
         18,
         style::TEXT,
         Anchor::LeftTop,
     );
+    let room = canvas.width as i32 - 32;
+    let mut facts_y = layout.top + 28;
+    if let Some(headline) = view.headline {
+        // The headline at 15 pixels, smaller while it does not fit, cut
+        // short (its tooltip says it whole) when even 12 does not.
+        let size = (12..=15)
+            .rev()
+            .find(|&s| text_width(headline, s, false) <= room)
+            .unwrap_or(12);
+        let mut shown = headline.to_string();
+        if text_width(&shown, size, false) > room {
+            while !shown.is_empty() && text_width(&format!("{shown}…"), size, false) > room {
+                shown.pop();
+            }
+            shown.push('…');
+        }
+        let w = text_width(&shown, size, false);
+        canvas.text(
+            (16, layout.top + 28),
+            shown,
+            size,
+            style::TEXT,
+            Anchor::LeftTop,
+        );
+        canvas.tip(
+            16,
+            layout.top + 26,
+            16 + w,
+            layout.top + 28 + HEADLINE_H - 4,
+            headline,
+        );
+        facts_y += HEADLINE_H;
+    }
     let busy = t.busy_until();
     let mut facts = Vec::new();
     // A window first, so it is never the fact left out.
@@ -390,13 +550,22 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
             format!("window {window} of the run")
         });
     }
+    let threads = if x.windowed && view.lanes.len() < t.lanes.len() {
+        format!(
+            "{} of {} threads exist in the window",
+            thousands(view.lanes.len() as u64),
+            thousands(t.lanes.len() as u64)
+        )
+    } else {
+        format!("{} threads created", t.lanes.len())
+    };
     facts.extend([
         format!("scenario: {}", t.scenario),
         format!("policy: {}", t.policy),
         format!("seed {}", t.seed),
         format!("{} core{}", t.cores, if t.cores == 1 { "" } else { "s" }),
         format!("{} items", thousands(t.items as u64)),
-        format!("{} threads created", t.lanes.len()),
+        threads,
         format!("peak {} threads", t.max_threads()),
     ]);
     if t.unfinished > 0 {
@@ -415,7 +584,6 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         facts.push(format!("probe latency max {}", format_duration(lat)));
     }
     // As many facts as fit the width, most important first.
-    let room = canvas.width as i32 - 32;
     let mut line = String::new();
     for f in facts {
         let candidate = if line.is_empty() {
@@ -428,13 +596,7 @@ fn draw_title(canvas: &mut Canvas, title: &str, t: &Timeline, layout: &PanelLayo
         }
         line = candidate;
     }
-    canvas.text(
-        (16, layout.top + 28),
-        line,
-        13,
-        style::MUTED,
-        Anchor::LeftTop,
-    );
+    canvas.text((16, facts_y), line, 13, style::MUTED, Anchor::LeftTop);
 }
 
 /// An instant in ms for messages and titles: "1500 ms", "0.25 ms".
@@ -599,13 +761,15 @@ impl Rows {
 
 fn draw_lanes(
     canvas: &mut Canvas,
-    t: &Timeline,
+    view: &View<'_>,
     layout: &PanelLayout,
     x: &XScale,
     legend: &Legend,
     ticks: &[u64],
 ) {
-    let rows = Rows::of(t.lanes.len(), layout.lanes_y, layout.lanes_h);
+    let t = view.t;
+    let shown = &view.lanes;
+    let rows = Rows::of(shown.len(), layout.lanes_y, layout.lanes_h);
     let row_h = rows.row_height();
     let detailed = rows.per_row == 1 && row_h >= DETAILED_ROW_H;
     let (lx0, lx1) = (x.left, x.left + x.width);
@@ -642,9 +806,10 @@ fn draw_lanes(
     }
     // Occupancy: lifetimes, and every segment too thin to be a shape.
     let mut raster = Raster::new(rows.rows, w);
-    let mut wide: Vec<(usize, usize)> = Vec::new(); // (lane, segment)
-    for (li, lane) in t.lanes.iter().enumerate() {
-        let row = li / rows.per_row;
+    let mut wide: Vec<(usize, usize)> = Vec::new(); // (position in `shown`, segment)
+    for (vi, &li) in shown.iter().enumerate() {
+        let lane = &t.lanes[li];
+        let row = vi / rows.per_row;
         let until = lane.exited.unwrap_or(t.end);
         raster.add_alive(row, x.px(lane.created), x.px(until));
         for (si, seg) in lane.segments.iter().enumerate() {
@@ -653,7 +818,7 @@ fn draw_lanes(
                 continue;
             }
             if detailed && b - a >= WIDE_PX {
-                wide.push((li, si));
+                wide.push((vi, si));
             } else {
                 let alternate = seg.item.is_some_and(|i| i % 2 == 1);
                 raster.add_busy(row, a, b, Key::new(seg.group, seg.phase, alternate));
@@ -663,7 +828,7 @@ fn draw_lanes(
     for r in 0..rows.rows {
         let (y0, y1) = rows.span(r);
         let in_row = if r + 1 == rows.rows {
-            t.lanes.len().max(1) - r * rows.per_row
+            shown.len().max(1) - r * rows.per_row
         } else {
             rows.per_row
         };
@@ -675,12 +840,21 @@ fn draw_lanes(
     if detailed {
         grid(canvas);
     }
+    // Each row's tooltip: its thread, when it lived and why it exists.
+    for r in 0..rows.rows {
+        let (y0, y1) = rows.span(r);
+        let first = r * rows.per_row;
+        let members = &shown[first..(first + rows.per_row).min(shown.len())];
+        if !members.is_empty() {
+            canvas.tip(8, y0, lx1, y1.max(y0 + 1), lanes_tip(t, members));
+        }
+    }
     // Shapes for segments wide enough to show their phase's style.
     let mut labelled: Option<(usize, u32)> = None;
-    for (li, si) in wide {
-        let lane = &t.lanes[li];
+    for (vi, si) in wide {
+        let lane = &t.lanes[shown[vi]];
         let seg = &lane.segments[si];
-        let (y0, y1) = rows.span(li);
+        let (y0, y1) = rows.span(vi);
         let (by0, by1) = bar_span(y0, y1);
         let a = x.px(seg.start).max(-2.0);
         let b = x.px(seg.end).min(w as f64 + 2.0);
@@ -698,9 +872,10 @@ fn draw_lanes(
         x1 = x1.min(lx1);
         let base = base_of(seg.group);
         draw_bar(canvas, x0, x1, by0, by1, base, seg.phase);
+        canvas.tip(x0, by0, x1, by1, segment_tip(t, lane, seg));
         // The item's number, in its first segment on this lane with room.
         if let Some(item) = seg.item
-            && labelled != Some((li, item))
+            && labelled != Some((vi, item))
             && by1 - by0 >= 13
         {
             let label = format!("#{item}");
@@ -721,19 +896,20 @@ fn draw_lanes(
                     style::TEXT
                 };
                 canvas.text((x0 + 5, ym), label, 10, ink, Anchor::LeftMiddle);
-                labelled = Some((li, item));
+                labelled = Some((vi, item));
             }
         }
     }
     // Creation marks at the start of each lane.
     if rows.per_row == 1 && row_h >= 5 {
         let s = ((row_h - 2) / 2).clamp(2, 6);
-        for (li, lane) in t.lanes.iter().enumerate() {
+        for (vi, &li) in shown.iter().enumerate() {
+            let lane = &t.lanes[li];
             let px = x.x(lane.created);
             if !x.shows(lane.created) || px < lx0 - 1 || px > lx1 {
                 continue;
             }
-            let (y0, y1) = rows.span(li);
+            let (y0, y1) = rows.span(vi);
             let yc = (y0 + y1) / 2;
             canvas.polygon(
                 vec![(px - s - 1, yc - s), (px - s - 1, yc + s), (px, yc)],
@@ -750,9 +926,9 @@ fn draw_lanes(
         label_every
     };
     let size = if row_h >= 12 { 11 } else { 10 };
-    for (li, lane) in t.lanes.iter().enumerate().step_by(label_every.max(1)) {
-        let (y0, y1) = rows.span(li / rows.per_row);
-        let label = lane.thread.to_string();
+    for (vi, &li) in shown.iter().enumerate().step_by(label_every.max(1)) {
+        let (y0, y1) = rows.span(vi / rows.per_row);
+        let label = t.lanes[li].thread.to_string();
         canvas.text(
             (lx0 - 9, (y0 + y1) / 2),
             label,
@@ -761,10 +937,15 @@ fn draw_lanes(
             Anchor::RightMiddle,
         );
     }
-    if t.lanes.is_empty() {
+    if shown.is_empty() {
+        let note = if t.lanes.is_empty() {
+            "no pool threads"
+        } else {
+            "no pool thread exists in this window"
+        };
         canvas.text(
             (lx0 + 8, (ly0 + ly1) / 2),
-            "no pool threads",
+            note,
             12,
             style::MUTED,
             Anchor::LeftMiddle,
@@ -787,6 +968,79 @@ fn draw_lanes(
         );
     }
     canvas.outline(lx0 - 1, ly0 - 1, lx1 + 1, ly1 + 1, style::FRAME);
+}
+
+/// At most this many threads are described in one row's tooltip.
+const TIP_THREADS: usize = 8;
+
+/// The tooltip of a row of lanes: each thread, its life and why it exists.
+fn lanes_tip(t: &Timeline, members: &[usize]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for &li in members.iter().take(TIP_THREADS) {
+        let lane = &t.lanes[li];
+        let mut line = format!(
+            "thread {} ({}): created at {}",
+            lane.thread,
+            lane.reason.name(),
+            format_ms(lane.created)
+        );
+        if let Some(exit) = lane.exited {
+            line.push_str(&format!(", exited at {}", format_ms(exit)));
+        }
+        match (&lane.why, lane.reason) {
+            (Some(why), _) => line.push_str(&format!("\n  why: {why}")),
+            (None, ThreadReason::Main) => {
+                line.push_str("\n  the program's main thread, running work inline")
+            }
+            (None, _) => {}
+        }
+        lines.push(line);
+    }
+    if members.len() > TIP_THREADS {
+        lines.push(format!(
+            "… and {} more threads",
+            members.len() - TIP_THREADS
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The tooltip of an item's bar: the item, its times, its thread, and
+/// what this bar is.
+fn segment_tip(t: &Timeline, lane: &Lane, seg: &Segment) -> String {
+    let here = format!(
+        "{}, {} to {} on thread {}",
+        style::phase_label(seg.phase),
+        format_ms(seg.start),
+        format_ms(seg.end),
+        lane.thread
+    );
+    let Some(item) = seg.item else {
+        return here;
+    };
+    let group = seg
+        .group
+        .and_then(|g| t.groups.get(g as usize))
+        .map_or("", String::as_str);
+    let mut text = format!("item #{item}, group {group}");
+    match t.item_times_of(item) {
+        Some(i) => {
+            text.push_str(&format!(
+                ", thread {}\nqueued {}, started {}, ",
+                i.thread,
+                format_ms(i.queued),
+                format_ms(i.started)
+            ));
+            match i.finished {
+                Some(f) => text.push_str(&format!("finished {}", format_ms(f))),
+                None => text.push_str("not finished when the run stopped"),
+            }
+        }
+        None => text.push_str(&format!(", thread {}", lane.thread)),
+    }
+    text.push_str("\nthis bar: ");
+    text.push_str(&here);
+    text
 }
 
 /// The bar inside a lane `[y0, y1)`: a little air above and below.
@@ -1111,6 +1365,107 @@ fn draw_counts(canvas: &mut Canvas, t: &Timeline, y: i32, x: &XScale, ticks: &[u
     }
 }
 
+/// How strongly a decision is marked: 0 added nothing, 1 starved but
+/// added no thread, 2 added a thread or raised the goal.
+fn tick_level(d: &DecisionMark) -> u8 {
+    if d.raised {
+        2
+    } else if d.starved {
+        1
+    } else {
+        0
+    }
+}
+
+/// A tick mark's height and colour in a row `TICK_ROW_H` tall.
+fn tick_style(level: u8, reason: Option<ThreadReason>) -> (i32, Rgb) {
+    match level {
+        2 => (
+            TICK_ROW_H - 2,
+            reason.map_or(style::TEXT, style::reason_color),
+        ),
+        1 => (8, style::TICK_STARVED),
+        _ => (5, style::TICK_NO_CHANGE),
+    }
+}
+
+/// At most this many decisions are told in one tooltip.
+const TIP_DECISIONS: usize = 6;
+
+/// The decisions strip under the counts chart: a row of tick marks for the
+/// gate (monitor) thread's ticks, one for cooperative-blocking steps, one
+/// for hill-climbing samples (the rows the run has); short and grey when the decision added nothing,
+/// taller and dark when the pool was starved but got no thread, full height
+/// in the reason's colour when it added a thread or raised the goal. Each
+/// tick's tooltip is `poolsim explain`'s sentence.
+fn draw_decisions(canvas: &mut Canvas, view: &View<'_>, y: i32, x: &XScale) {
+    let w = x.width as usize;
+    if w == 0 {
+        return;
+    }
+    for (ri, row) in view.rows.iter().enumerate() {
+        let y0 = y + ri as i32 * TICK_ROW_H;
+        let y1 = y0 + TICK_ROW_H;
+        canvas.text(
+            (x.left - 8, (y0 + y1) / 2),
+            row.label(),
+            10,
+            style::MUTED,
+            Anchor::RightMiddle,
+        );
+        canvas.rect(x.left, y1 - 1, x.left + x.width, y1, style::GRID);
+        let marks: Vec<&DecisionMark> = view
+            .t
+            .decisions
+            .iter()
+            .filter(|d| TickRow::of(d.kind) == Some(*row) && x.shows(d.at))
+            .collect();
+        let column = |d: &DecisionMark| (x.px(d.at).floor().max(0.0) as usize).min(w - 1);
+        // Per pixel column, the strongest mark.
+        let mut cells: Vec<Option<(u8, Option<ThreadReason>)>> = vec![None; w];
+        for d in &marks {
+            let cell = &mut cells[column(d)];
+            let level = tick_level(d);
+            if cell.is_none_or(|(l, _)| level > l) {
+                *cell = Some((level, d.reason));
+            }
+        }
+        let thick = marks.len() * 6 <= w;
+        for (c, cell) in cells.iter().enumerate() {
+            if let Some((level, reason)) = *cell {
+                let (h, color) = tick_style(level, reason);
+                let x0 = x.left + c as i32;
+                let x1 = if thick { x0 + 2 } else { x0 + 1 };
+                canvas.rect(x0, y1 - 1 - h, x1.min(x.left + x.width), y1 - 1, color);
+            }
+        }
+        // Tooltips: marks within a few pixels of each other share one.
+        let mut i = 0;
+        while i < marks.len() {
+            let mut j = i + 1;
+            while j < marks.len() && column(marks[j]) <= column(marks[j - 1]) + 3 {
+                j += 1;
+            }
+            let group = &marks[i..j];
+            let mut lines: Vec<String> = group
+                .iter()
+                .take(TIP_DECISIONS)
+                .map(|d| format!("{}: {}", format_ms(d.at), d.text))
+                .collect();
+            if group.len() > TIP_DECISIONS {
+                let raised = group[TIP_DECISIONS..].iter().filter(|d| d.raised).count();
+                lines.push(format!(
+                    "… and {} more ({raised} of them added a thread or raised the goal)",
+                    group.len() - TIP_DECISIONS
+                ));
+            }
+            let (c0, c1) = (column(group[0]) as i32, column(group[j - i - 1]) as i32);
+            canvas.tip(x.left + c0 - 2, y0, x.left + c1 + 3, y1, lines.join("\n"));
+            i = j;
+        }
+    }
+}
+
 /// The shared legend: groups, phases, creation reasons, probes.
 struct Legend {
     /// Group names in order of first appearance across panels.
@@ -1132,6 +1487,8 @@ enum LegendEntry {
     Threads,
     Goal,
     Queue,
+    /// A decision's tick mark: its level and reason (see [`tick_style`]).
+    Tick(u8, Option<ThreadReason>, &'static str),
 }
 
 const LEGEND_SIZE: u32 = 12;
@@ -1139,7 +1496,7 @@ const LEGEND_SIZE: u32 = 12;
 impl Legend {
     /// The legend for `timelines`: only what appears in them (phases only
     /// when some segment of them is at least a pixel wide on `x`).
-    fn of(timelines: &[(String, Timeline)], width: i32, x: &XScale) -> Legend {
+    fn of(views: &[View<'_>], width: i32, x: &XScale) -> Legend {
         let mut groups: Vec<String> = Vec::new();
         let mut items_only = false;
         let mut reasons_present = [false; style::REASONS.len()];
@@ -1147,18 +1504,21 @@ impl Legend {
         let mut probe_marks = false;
         let mut lanes = false;
         let (mut goal, mut queue) = (false, false);
+        // Decision marks shown: (row, level, reason).
+        let mut ticks: Vec<(TickRow, u8, Option<ThreadReason>)> = Vec::new();
         // A phase is listed when its segments add up to a few pixels.
         let pixel_ns = (x.t1 - x.t0) / x.width.max(1) as u64;
         let mut phase_ns = [0u64; PHASES.len()];
-        for (_, t) in timelines {
+        for v in views {
+            let t = v.t;
             for g in &t.groups {
                 if !groups.contains(g) {
                     groups.push(g.clone());
                 }
             }
             items_only |= t.source == SegmentSource::Items && t.segment_count() > 0;
-            lanes |= !t.lanes.is_empty();
-            for lane in &t.lanes {
+            lanes |= !v.lanes.is_empty();
+            for lane in v.lanes.iter().map(|&i| &t.lanes[i]) {
                 if let Some(i) = style::REASONS.iter().position(|r| *r == lane.reason)
                     && x.shows(lane.created)
                 {
@@ -1174,6 +1534,16 @@ impl Legend {
             probe_marks |= t.probes.iter().any(|p| x.shows(p.queued)) && probe_marks_drawn(t, x);
             goal |= t.threads.iter().any(|c| c.goal.is_some());
             queue |= !t.queue.is_empty();
+            for d in &t.decisions {
+                if let Some(row) = TickRow::of(d.kind)
+                    && x.shows(d.at)
+                {
+                    let key = (row, tick_level(d), d.reason);
+                    if !ticks.contains(&key) {
+                        ticks.push(key);
+                    }
+                }
+            }
         }
         let mut sections: Vec<(&'static str, Vec<LegendEntry>)> = Vec::new();
         if !groups.is_empty() {
@@ -1226,6 +1596,19 @@ impl Legend {
             entries.push(LegendEntry::Probe);
             sections.push(("Probes", entries));
         }
+        // The decisions strip's marks, in a fixed order.
+        let tick_entries: Vec<LegendEntry> = TICK_LEGEND
+            .iter()
+            .filter(|(row, level, reason, _)| {
+                ticks
+                    .iter()
+                    .any(|k| k.0 == *row && k.1 == *level && (*level < 2 || k.2 == *reason))
+            })
+            .map(|&(_, level, reason, label)| LegendEntry::Tick(level, reason, label))
+            .collect();
+        if !tick_entries.is_empty() {
+            sections.push(("Pool decisions", tick_entries));
+        }
         let indent = sections
             .iter()
             .map(|(h, _)| text_width(h, LEGEND_SIZE, true))
@@ -1277,6 +1660,7 @@ impl Legend {
             LegendEntry::Threads => 26 + tw(THREADS_LABEL) + 22,
             LegendEntry::Goal => 26 + tw(GOAL_LABEL) + 22,
             LegendEntry::Queue => 20 + tw(QUEUE_LABEL) + 22,
+            LegendEntry::Tick(_, _, label) => 10 + tw(label) + 22,
         }
     }
 
@@ -1393,6 +1777,19 @@ impl Legend {
                             Anchor::LeftMiddle,
                         );
                     }
+                    LegendEntry::Tick(level, reason, label) => {
+                        let (h, color) = tick_style(*level, *reason);
+                        let bottom = yc + TICK_ROW_H / 2 - 1;
+                        canvas.rect(x, bottom, x + 6, bottom + 1, style::GRID);
+                        canvas.rect(x + 2, bottom - h, x + 4, bottom, color);
+                        canvas.text(
+                            (x + 10, yc),
+                            *label,
+                            LEGEND_SIZE,
+                            style::TEXT,
+                            Anchor::LeftMiddle,
+                        );
+                    }
                     LegendEntry::Queue => {
                         canvas.rect(x, yc - 6, x + 14, yc + 6, style::QUEUE_FILL);
                         canvas.text(
@@ -1418,6 +1815,48 @@ const THREADS_LABEL: &str = "threads existing (left scale; ◆ a thread created)
 const GOAL_LABEL: &str = "the policy's thread goal";
 const QUEUE_LABEL: &str = "work items queued (right scale)";
 const LEGEND_SWATCH: Rgb = Rgb(96, 112, 136);
+
+/// The decisions strip's legend entries, in order: (row, level, reason
+/// when it raised, label).
+const TICK_LEGEND: [(TickRow, u8, Option<ThreadReason>, &str); 7] = [
+    (
+        TickRow::Gate,
+        0,
+        None,
+        "gate (monitor) tick with requests pending: no thread added",
+    ),
+    (
+        TickRow::Gate,
+        1,
+        None,
+        "starved, but no thread added (at the maximum, or one on its way)",
+    ),
+    (
+        TickRow::Gate,
+        2,
+        Some(ThreadReason::Starvation),
+        "starved: a thread added",
+    ),
+    (
+        TickRow::Blocking,
+        0,
+        None,
+        "cooperative-blocking step: goal not raised",
+    ),
+    (
+        TickRow::Blocking,
+        2,
+        Some(ThreadReason::CooperativeBlocking),
+        "cooperative blocking raised the goal",
+    ),
+    (TickRow::Climbing, 0, None, "hill-climbing sample"),
+    (
+        TickRow::Climbing,
+        2,
+        Some(ThreadReason::HillClimbing),
+        "hill climbing raised the goal",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,8 @@
 //! Charts of runs: a renderer-neutral [`Timeline`] built from a trace, and
 //! Gantt charts of one or more timelines as PNG or SVG, and the Chrome /
-//! Perfetto trace of a run ([`chrome`]).
+//! Perfetto trace of a run ([`chrome`]); the pool's decisions in
+//! `poolsim explain`'s words ([`decisions`]) and a run's headline, what
+//! happened in one line ([`headline`]).
 //!
 //! ```no_run
 //! // What this shows: simulate a scenario with detail events, build its
@@ -19,16 +21,21 @@
 mod axis;
 mod canvas;
 pub mod chrome;
+pub mod decisions;
 pub mod gantt;
+pub mod headline;
 pub mod lines;
 mod raster;
 pub mod streamed;
 mod style;
 pub mod timeline;
 
+pub use decisions::{DecisionKind, DecisionMark, GoalMark};
 pub use gantt::{ChartOptions, render_png, render_svg};
+pub use headline::{headline, with_headline};
 pub use timeline::{
-    CountPoint, Lane, ProbeMark, QueuePoint, Segment, SegmentSource, ThreadMark, Timeline,
+    CountPoint, ItemTimes, Lane, ProbeMark, QueuePoint, Segment, SegmentSource, ThreadMark,
+    Timeline,
 };
 
 /// Why a chart could not be drawn.

@@ -22,14 +22,22 @@
 //!   writes, in per-thread buffers that go to a spill file past
 //!   [`ChromeStream::HOLD`] bytes; at the end the file is put together in
 //!   the same order, so the bytes are those of the whole-trace writer.
+//!
+//! The pool's decisions (gate ticks, hill-climbing samples, goal changes,
+//! why each thread exists) go through the [`DecisionLines`] the whole-trace
+//! timeline uses, kept in memory: they grow with the run's simulated time
+//! (a few a second), not with its items. The items' times for the chart's
+//! tooltips are kept while the run has at most [`ITEM_TIMES_BUDGET`] items,
+//! as [`Timeline::build`] keeps them.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 use crate::render::chrome;
-use crate::render::timeline::{PhaseSegments, QueueSeries, trace_end};
-use crate::render::{Lane, QueuePoint, Segment, SegmentSource, Timeline};
+use crate::render::decisions::DecisionLines;
+use crate::render::timeline::{ITEM_TIMES_BUDGET, PhaseSegments, QueueSeries, trace_end};
+use crate::render::{ItemTimes, Lane, QueuePoint, Segment, SegmentSource, Timeline};
 use crate::time::SimTime;
 use crate::trace::{ItemId, Phase, ThreadId, Trace, TraceEvent, TraceSink};
 
@@ -42,6 +50,8 @@ pub struct DetailSink<E: TraceSink> {
     saw_phase: bool,
     chart: Option<ChartLanes>,
     chrome: Option<ChromeStream>,
+    decisions: DecisionLines,
+    items: ItemTracker,
 }
 
 impl<E: TraceSink> DetailSink<E> {
@@ -61,11 +71,17 @@ impl<E: TraceSink> DetailSink<E> {
             saw_phase: false,
             chart: chart.then(|| ChartLanes::new(window)),
             chrome: chrome.then(|| ChromeStream::new(groups)),
+            decisions: DecisionLines::default(),
+            items: ItemTracker::default(),
         }
     }
 
     /// A segment or queue point the event ends.
     fn detail(&mut self, at: SimTime, event: &TraceEvent) {
+        self.decisions.event(at, event);
+        if self.chart.is_some() {
+            self.items.event(at, event);
+        }
         if PhaseSegments::concerns(event) {
             self.saw_phase |= matches!(event, TraceEvent::ThreadPhase { .. });
             // An event ends at most one thread's phase.
@@ -147,6 +163,13 @@ impl<E: TraceSink> DetailSink<E> {
         timeline.items = items;
         timeline.unfinished = unfinished;
         timeline.source = source;
+        let (decisions, goals, whys) = std::mem::take(&mut self.decisions).finish();
+        timeline.decisions = decisions;
+        timeline.goals = goals;
+        for (thread, why) in whys {
+            lane_mut(&mut timeline.lanes, thread, None).why = Some(why);
+        }
+        timeline.item_times = std::mem::take(&mut self.items).finish();
         if let (Some(c), Some(out)) = (self.chrome.take(), chrome_out) {
             c.finish(&timeline, out)?;
         }
@@ -202,9 +225,74 @@ fn lane_mut<'a>(
             reason: crate::trace::ThreadReason::Observed,
             exited: None,
             segments: Vec::new(),
+            why: None,
         });
     }
     &mut lanes[thread as usize]
+}
+
+/// The items' queued, started and finished times, by item id, while the
+/// run has at most [`ITEM_TIMES_BUDGET`] items (past it, none are kept).
+#[derive(Clone, Debug, Default)]
+struct ItemTracker {
+    /// By item id: queued, started, its thread, finished (`SimTime::MAX`
+    /// while unknown).
+    items: Vec<(SimTime, SimTime, ThreadId, SimTime)>,
+    over: bool,
+}
+
+impl ItemTracker {
+    fn event(&mut self, at: SimTime, event: &TraceEvent) {
+        if self.over {
+            return;
+        }
+        match *event {
+            TraceEvent::ItemQueued { item, .. } => {
+                let i = item as usize;
+                if i >= ITEM_TIMES_BUDGET {
+                    self.over = true;
+                    self.items = Vec::new();
+                    return;
+                }
+                if self.items.len() <= i {
+                    self.items
+                        .resize(i + 1, (SimTime::MAX, SimTime::MAX, 0, SimTime::MAX));
+                }
+                if self.items[i].0 == SimTime::MAX {
+                    self.items[i].0 = at;
+                }
+            }
+            TraceEvent::ItemStarted { item, thread } => {
+                if let Some(e) = self.items.get_mut(item as usize)
+                    && e.1 == SimTime::MAX
+                {
+                    e.1 = at;
+                    e.2 = thread;
+                }
+            }
+            TraceEvent::ItemFinished { item, .. } => {
+                if let Some(e) = self.items.get_mut(item as usize) {
+                    e.3 = at;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self) -> Vec<ItemTimes> {
+        self.items
+            .into_iter()
+            .enumerate()
+            .filter(|(_, e)| e.1 != SimTime::MAX)
+            .map(|(i, (queued, started, thread, finished))| ItemTimes {
+                item: i as ItemId,
+                thread,
+                queued,
+                started,
+                finished: (finished != SimTime::MAX).then_some(finished),
+            })
+            .collect()
+    }
 }
 
 impl<E: TraceSink> TraceSink for DetailSink<E> {

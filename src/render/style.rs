@@ -70,6 +70,19 @@ pub(crate) const PHASES: [(Phase, &str); 7] = [
     (Phase::Starting, "thread starting"),
 ];
 
+/// A phase's name in a tooltip.
+pub(crate) fn phase_label(phase: Phase) -> &'static str {
+    PHASES
+        .iter()
+        .find(|(p, _)| *p == phase)
+        .map_or("idle", |(_, label)| label)
+}
+
+/// A decision that added nothing, and one whose starvation test held but
+/// added no thread (the tick marks' colours; the heights tell them apart too).
+pub(crate) const TICK_NO_CHANGE: Rgb = Rgb(140, 140, 140);
+pub(crate) const TICK_STARVED: Rgb = Rgb(80, 80, 80);
+
 /// The fill of a fully occupied pixel of `phase` for an item of colour `c`
 /// (used where bars are too small for outlines and hatching).
 pub(crate) fn dense_fill(c: Rgb, phase: Phase) -> Rgb {

@@ -9,9 +9,22 @@
 //! end on the thread that started it, so simulated and measured runs render
 //! through the same code. The Gantt chart and the Chrome trace both read
 //! this structure.
+//!
+//! A thread's start-up or wake-up that finds no work (it goes straight back
+//! to waiting) makes no segment: an idle worker woken for a request another
+//! thread took is not drawn as "starting" every time.
+//!
+//! The pool's decisions come from the same events, in `poolsim explain`'s
+//! words ([`super::decisions`]): the gate (monitor) ticks, hill-climbing
+//! samples and cooperative-blocking steps, each goal change with its
+//! reason, and for each lane the sentence of the decision that created its
+//! thread. Each item's queued, started and finished times are kept for the
+//! charts' tooltips while the run has at most [`ITEM_TIMES_BUDGET`] items.
 
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ItemId, Phase, ThreadId, ThreadReason, Trace, TraceEvent};
+
+use super::decisions::{DecisionLines, DecisionMark, GoalMark};
 
 /// One stretch of time a thread spent in one phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +47,10 @@ pub struct Lane {
     pub exited: Option<SimTime>,
     /// Non-idle segments in start order; never empty-length.
     pub segments: Vec<Segment>,
+    /// Why the thread exists: `poolsim explain`'s sentence for the decision
+    /// that created it (or for its creation alone), when the run's detail
+    /// events say.
+    pub why: Option<String>,
 }
 
 /// A thread creation and why it happened.
@@ -76,6 +93,22 @@ impl ProbeMark {
     }
 }
 
+/// One item's life, for the charts' tooltips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemTimes {
+    pub item: ItemId,
+    /// The thread that started it.
+    pub thread: ThreadId,
+    pub queued: SimTime,
+    pub started: SimTime,
+    /// `None` when the run stopped before it finished.
+    pub finished: Option<SimTime>,
+}
+
+/// The most items whose times a timeline keeps ([`Timeline::item_times`]):
+/// a run with more keeps none (some 8 MB at most).
+pub const ITEM_TIMES_BUDGET: usize = 1 << 18;
+
 /// Where the segments came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SegmentSource {
@@ -112,6 +145,16 @@ pub struct Timeline {
     /// Queue length over time (empty without detail events).
     pub queue: Vec<QueuePoint>,
     pub probes: Vec<ProbeMark>,
+    /// The pool's gate (monitor) ticks, hill-climbing samples,
+    /// cooperative-blocking steps and thread exits, in time order (empty
+    /// without detail events).
+    pub decisions: Vec<DecisionMark>,
+    /// Every change of the policy's thread goal, with its reason, in time
+    /// order (empty without detail events).
+    pub goals: Vec<GoalMark>,
+    /// The started items' times, in item order; empty past
+    /// [`ITEM_TIMES_BUDGET`] items.
+    pub item_times: Vec<ItemTimes>,
 }
 
 impl Timeline {
@@ -132,6 +175,7 @@ impl Timeline {
                 reason: t.reason,
                 exited: t.exited,
                 segments: Vec::new(),
+                why: None,
             })
             .collect();
         let end_hint = trace_end(trace);
@@ -179,6 +223,32 @@ impl Timeline {
         for p in &probes {
             end = end.max(p.started.unwrap_or(p.queued));
         }
+        let mut decisions = DecisionLines::default();
+        for (at, event) in events {
+            decisions.event(*at, event);
+        }
+        let (decisions, goals, whys) = decisions.finish();
+        for (thread, why) in whys {
+            if let Some(lane) = lanes.get_mut(thread as usize) {
+                lane.why = Some(why);
+            }
+        }
+        let item_times = if trace.items.len() <= ITEM_TIMES_BUDGET {
+            trace
+                .items
+                .iter()
+                .filter(|i| i.started != SimTime::MAX && i.thread != ThreadId::MAX)
+                .map(|i| ItemTimes {
+                    item: i.item,
+                    thread: i.thread,
+                    queued: i.queued,
+                    started: i.started,
+                    finished: (i.finished != SimTime::MAX).then_some(i.finished),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Timeline {
             scenario: trace.scenario.clone(),
             policy: trace.policy.clone(),
@@ -198,7 +268,24 @@ impl Timeline {
             threads,
             queue,
             probes,
+            decisions,
+            goals,
+            item_times,
         }
+    }
+
+    /// The times of `item`, when kept.
+    pub fn item_times_of(&self, item: ItemId) -> Option<&ItemTimes> {
+        self.item_times
+            .binary_search_by_key(&item, |i| i.item)
+            .ok()
+            .map(|i| &self.item_times[i])
+    }
+
+    /// Whether thread lane `lane` exists during any part of `[from, to]`.
+    pub fn lane_active(&self, lane: &Lane, from: SimTime, to: SimTime) -> bool {
+        let until = lane.exited.unwrap_or(self.end).max(lane.created);
+        lane.created <= to && (until > from || (until == from && lane.created == until))
     }
 
     /// Segments in all lanes.
@@ -273,6 +360,7 @@ fn lane_mut(lanes: &mut Vec<Lane>, thread: ThreadId, at: SimTime) -> &mut Lane {
             reason: ThreadReason::Observed,
             exited: None,
             segments: Vec::new(),
+            why: None,
         });
     }
     &mut lanes[i]
@@ -296,7 +384,8 @@ fn segments_from_phases(events: &[(SimTime, TraceEvent)], lanes: &mut Vec<Lane>,
 /// [`Timeline::build`] does over a whole event log, and a streamed chart or
 /// Chrome trace as the run goes): a phase lasts until the thread's next
 /// phase, until it starts or finishes an item (the dispatch loop moving
-/// on), or until it exits. Idle phases make no segment.
+/// on), or until it exits. Idle phases make no segment, nor does a start
+/// or wake-up that goes straight back to idle (it found no work).
 #[derive(Clone, Debug, Default)]
 pub struct PhaseSegments {
     /// Per thread: the phase it is in, the item and its group, and since when.
@@ -333,12 +422,12 @@ impl PhaseSegments {
                 item,
                 group,
             } => {
-                self.close(thread, at, emit);
+                self.close(thread, at, Some(phase), emit);
                 self.open[thread as usize] = Some((phase, item, group, at));
             }
             TraceEvent::ItemStarted { thread, .. }
             | TraceEvent::ItemFinished { thread, .. }
-            | TraceEvent::ThreadExited { thread } => self.close(thread, at, emit),
+            | TraceEvent::ThreadExited { thread } => self.close(thread, at, None, emit),
             _ => {}
         }
     }
@@ -346,17 +435,25 @@ impl PhaseSegments {
     /// Ends every open phase at `end`, in thread order.
     pub fn close_all(&mut self, end: SimTime, emit: &mut impl FnMut(ThreadId, Segment)) {
         for thread in 0..self.open.len() {
-            self.close(thread as ThreadId, end, emit);
+            self.close(thread as ThreadId, end, None, emit);
         }
     }
 
-    fn close(&mut self, thread: ThreadId, at: SimTime, emit: &mut impl FnMut(ThreadId, Segment)) {
+    /// Ends `thread`'s open phase at `at`; `next` is the phase it enters.
+    fn close(
+        &mut self,
+        thread: ThreadId,
+        at: SimTime,
+        next: Option<Phase>,
+        emit: &mut impl FnMut(ThreadId, Segment),
+    ) {
         let i = thread as usize;
         if self.open.len() <= i {
             self.open.resize(i + 1, None);
         }
         if let Some((phase, item, group, since)) = self.open[i].take()
             && phase != Phase::Idle
+            && !(phase == Phase::Starting && next == Some(Phase::Idle))
             && at > since
         {
             emit(

@@ -2,6 +2,9 @@
 
 mod adjustments;
 mod answers;
+mod charts_decisions;
+mod charts_headline;
+mod charts_window;
 mod cli;
 mod common;
 mod corpus;
