@@ -3,7 +3,7 @@
 //!
 //! Each panel shows, top to bottom: a title (its first line the panel's
 //! name, a second line, when the name has one after a newline, the run's
-//! headline ([`super::headline`]), then scenario, policy, seed and the
+//! headline ([`super::headline()`]), then scenario, policy, seed and the
 //! headline numbers); a probe strip (each responsiveness probe as a
 //! triangle where the main thread queued it and a bar from then to when a
 //! pool thread ran it, green when fast, red when slow); one lane per pool

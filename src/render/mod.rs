@@ -2,7 +2,7 @@
 //! Gantt charts of one or more timelines as PNG or SVG, and the Chrome /
 //! Perfetto trace of a run ([`chrome`]); the pool's decisions in
 //! `poolsim explain`'s words ([`decisions`]) and a run's headline, what
-//! happened in one line ([`headline`]).
+//! happened in one line ([`headline()`]).
 //!
 //! ```no_run
 //! // What this shows: simulate a scenario with detail events, build its
