@@ -3,5 +3,9 @@
 mod cli;
 
 fn main() {
-    std::process::exit(cli::main());
+    let code = match cli::run() {
+        Ok(()) => 0,
+        Err(failure) => failure.report(),
+    };
+    std::process::exit(code);
 }

@@ -7,15 +7,13 @@ use clap::Args;
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
-use poolsim::policy_file::resolve_policy;
 use poolsim::render::{self, ChartOptions, Timeline};
-use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Spread};
 use poolsim::trace::EventLog;
 
 use poolsim::output::{human_ms, human_ms_fine};
 
-use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
+use super::{Failure, ScenarioArgs, shown_policy_name};
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -23,6 +21,7 @@ Examples:
   poolsim compare scenarios/seed-000-task-run.toml --policy net5 --policy net6
   poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --png net5-vs-net6.png
   poolsim compare scenarios/validation/staggered-arrivals.toml -p coreclr3 -p net8 --runs 100
+  poolsim compare scenarios/seed-001-burst.toml -p net5 -p net6 --set pool.min_threads=10
 
 --runs N simulates every policy with N seeds (the scenario's seed and the next N-1; the
 workload, its Poisson arrivals included, stays the first seed's) and adds
@@ -33,15 +32,12 @@ Exit codes: 0 every policy's run completed; 2 bad input; 3 a policy's run
 did not complete (deadlock, time limit, stall): the table marks it with !
 and the reason follows it.")]
 pub struct CompareArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
     /// A policy to run it under (repeat the flag for each: --policy A
     /// --policy B; one alone is allowed): a built-in name or a policy file.
     #[arg(long = "policy", short = 'p', required = true, num_args = 1)]
     pub policies: Vec<String>,
-    /// Seed for every random stream, instead of the scenario's `seed`.
-    #[arg(long)]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// One PNG with each policy's Gantt chart stacked on a shared time axis.
     #[arg(long, value_name = "FILE.png")]
     pub png: Option<PathBuf>,
@@ -57,38 +53,22 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-pub fn run(args: CompareArgs) -> i32 {
-    let mut scenario = match load_scenario(&args.scenario) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    if let Some(seed) = args.seed {
-        scenario.seed = seed;
-    }
-    let mut policies = Vec::new();
-    for name in &args.policies {
-        match resolve_policy(name) {
-            Ok(p) => policies.push((shown_policy_name(name, &p), p)),
-            Err(e) => {
-                eprintln!("{e}");
-                return EXIT_INPUT;
-            }
-        }
-    }
+pub fn run(args: CompareArgs) -> Result<(), Failure> {
+    let names: Vec<Option<&str>> = args.policies.iter().map(|p| Some(p.as_str())).collect();
+    let (scenario, resolved) = args.scenario.load_each(&names)?;
+    let policies: Vec<_> = args
+        .policies
+        .iter()
+        .zip(resolved)
+        .map(|(name, p)| (shown_policy_name(name, &p), p))
+        .collect();
     let outputs = [
         ("--png", args.png.as_deref(), "png"),
         ("--svg", args.svg.as_deref(), "svg"),
     ];
-    if let Err(e) = output::check_outputs(&outputs, &[args.scenario.as_path()]) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+    output::check_outputs(&outputs, &[args.scenario.file.as_path()])?;
     if args.runs == 0 {
-        eprintln!("error: --runs must be at least 1");
-        return EXIT_INPUT;
+        return Err(Failure::error("--runs must be at least 1"));
     }
     let spreads: Vec<Option<Spread>> = policies
         .iter()
@@ -130,10 +110,7 @@ pub fn run(args: CompareArgs) -> i32 {
         }
         Ok(())
     })();
-    if let Err(e) = rendered.and_then(|()| output::write_all_atomic(&files)) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+    rendered.and_then(|()| output::write_all_atomic(&files))?;
     if args.json {
         let list: Vec<serde_json::Value> = summaries
             .iter()
@@ -156,13 +133,7 @@ pub fn run(args: CompareArgs) -> i32 {
                 v
             })
             .collect();
-        match serde_json::to_string(&list) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        }
+        println!("{}", serde_json::to_string(&list)?);
     } else {
         print_table(&summaries);
         if spreads.iter().any(Option::is_some) {
@@ -186,7 +157,7 @@ pub fn run(args: CompareArgs) -> i32 {
             if spreads.iter().flatten().any(|sp| sp.outcomes.len() > 1) {
                 println!(
                     "why an outcome: {} (P, K: its policy and seed)",
-                    super::explain_hint(&args.scenario, Some("P"), &scenario)
+                    super::explain_hint(&args.scenario.file, Some("P"), &scenario)
                 );
             }
         }
@@ -199,15 +170,14 @@ pub fn run(args: CompareArgs) -> i32 {
         }
     }
     if incomplete.is_empty() {
-        0
+        Ok(())
     } else {
         let names: Vec<&str> = incomplete.iter().map(|(n, _)| n.as_str()).collect();
-        eprintln!(
+        Err(Failure::Incomplete(Some(format!(
             "error: {} did not complete: {}",
             if names.len() == 1 { "a run" } else { "runs" },
             names.join(", ")
-        );
-        EXIT_INCOMPLETE
+        ))))
     }
 }
 

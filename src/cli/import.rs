@@ -18,7 +18,7 @@ use poolsim::output::{self, human_ms};
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::scenario::load::parse_scenario;
 
-use super::EXIT_INPUT;
+use super::Failure;
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -65,38 +65,21 @@ pub struct ImportArgs {
     pub scenario: Option<PathBuf>,
 }
 
-pub fn run(args: ImportArgs) -> i32 {
-    let file = match File::open(&args.trace) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: cannot open {}: {e}", args.trace.display());
-            return EXIT_INPUT;
+pub fn run(args: ImportArgs) -> Result<(), Failure> {
+    let file = File::open(&args.trace)
+        .map_err(|e| Failure::error(format!("cannot open {}: {e}", args.trace.display())))?;
+    let timeline = PoolTimeline::read(file).map_err(|e| {
+        let mut text = format!("error: {}: {e}", args.trace.display());
+        if let NetTraceError::Truncated { .. } = e {
+            text.push_str(
+                "\n  help: a trace is complete only once the traced process has exited normally",
+            );
         }
-    };
-    let timeline = match PoolTimeline::read(file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.trace.display());
-            if let NetTraceError::Truncated { .. } = e {
-                eprintln!(
-                    "  help: a trace is complete only once the traced process has exited normally"
-                );
-            }
-            return EXIT_INPUT;
-        }
-    };
-    if let Err(e) = write_outputs(&args, &timeline) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+        Failure::Input(text)
+    })?;
+    write_outputs(&args, &timeline)?;
     if args.json {
-        let mut value = match serde_json::to_value(&timeline) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        };
+        let mut value = serde_json::to_value(&timeline)?;
         if let Some(obj) = value.as_object_mut() {
             obj.insert("file".into(), args.trace.display().to_string().into());
         }
@@ -111,7 +94,7 @@ pub fn run(args: ImportArgs) -> i32 {
             path.display()
         );
     }
-    0
+    Ok(())
 }
 
 /// Renders and drafts every output asked for, then writes them all (a

@@ -12,12 +12,10 @@ use poolsim::measure::{self, MeasureError, MeasureOptions, Runtime, clr};
 use poolsim::metrics;
 use poolsim::output;
 use poolsim::policy::PolicyConfig;
-use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::scenario::Scenario;
-use poolsim::scenario::load::load_scenario;
 use poolsim::trace::NullSink;
 
-use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+use super::{Failure, ScenarioArgs};
 
 /// The runtimes, for `--runtime`'s help and errors.
 pub const RUNTIME_HELP: &str = "mono (Mono 6.8), coreclr3 (.NET Core 3.1: the classic pool of \
@@ -77,41 +75,30 @@ pub struct MeasureArgs {
 }
 
 /// The runtime named by `--runtime`, or an error listing them.
-pub fn parse_runtime(name: &str) -> Result<Runtime, String> {
-    Runtime::parse(&name.to_ascii_lowercase())
-        .ok_or_else(|| format!("error: unknown runtime `{name}`; the runtimes are: {RUNTIME_HELP}"))
-}
-
-/// The policy a real run on `runtime` is compared with / driven by.
-pub fn policy_for(
-    runtime: Runtime,
-    flag: Option<&str>,
-    scenario: &Scenario,
-    scenario_file: &Path,
-) -> Result<PolicyConfig, String> {
-    let r = match (flag, runtime.policy()) {
-        (Some(p), _) => resolve_policy(p),
-        (None, Some(p)) => resolve_policy(p),
-        (None, None) => resolve_policy_for_scenario_file(&scenario.pool.policy, scenario_file),
-    };
-    r.map_err(|e| e.to_string())
+pub fn parse_runtime(name: &str) -> Result<Runtime, Failure> {
+    Runtime::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
+        Failure::error(format!(
+            "unknown runtime `{name}`; the runtimes are: {RUNTIME_HELP}"
+        ))
+    })
 }
 
 /// Checks `--runtime` and `--repeat`, loads the scenario and resolves the
-/// policy: what `measure` and `validate` both start with. The error is the
-/// message to print.
+/// policy: what `measure` and `validate` both start with. The policy is
+/// `--policy`, else the runtime's own model, else (the native pool) the
+/// scenario's.
 pub fn prepare(
     runtime: &str,
     repeat: u32,
     scenario_file: &Path,
     policy_flag: Option<&str>,
-) -> Result<(Runtime, Scenario, PolicyConfig), String> {
+) -> Result<(Runtime, Scenario, PolicyConfig), Failure> {
     let runtime = parse_runtime(runtime)?;
     if repeat == 0 {
-        return Err("error: --repeat must be at least 1".into());
+        return Err(Failure::error("--repeat must be at least 1"));
     }
-    let scenario = load_scenario(scenario_file).map_err(|e| e.to_string())?;
-    let policy = policy_for(runtime, policy_flag, &scenario, scenario_file)?;
+    let (scenario, policy) =
+        ScenarioArgs::file(scenario_file).load(policy_flag.or(runtime.policy()))?;
     if runtime != Runtime::Native
         && let Some(tick) = scenario.machine.tick
     {
@@ -168,7 +155,7 @@ pub fn measure_runs(
     let _ = ctrlc::set_handler(|| {
         clr::kill_all();
         eprintln!("\ninterrupted: runs killed");
-        std::process::exit(130);
+        std::process::exit(super::failure::EXIT_INTERRUPTED);
     });
     let expected = {
         let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
@@ -205,55 +192,38 @@ pub fn measure_runs(
     Ok(runs)
 }
 
-/// Exit code for a measurement error.
-pub fn error_code(e: &MeasureError) -> i32 {
-    match e {
-        MeasureError::Missing { .. } | MeasureError::Unsupported(_) => EXIT_INPUT,
-        _ => EXIT_INCOMPLETE,
-    }
-}
-
 /// [`measure_runs`] with the default time limit unless `timeout_s`
-/// says otherwise; on failure prints the error and returns the exit code.
-pub fn measure_or_exit(
+/// says otherwise.
+pub fn measure_timed(
     runtime: Runtime,
     scenario: &Scenario,
     policy: &PolicyConfig,
     repeat: u32,
     timeout_s: Option<u64>,
     tiered_compilation: bool,
-) -> Result<Vec<Measured>, i32> {
+) -> Result<Vec<Measured>, Failure> {
     let timeout = run_timeout(timeout_s, scenario, policy);
-    measure_runs(
+    Ok(measure_runs(
         runtime,
         scenario,
         policy,
         repeat,
         timeout,
         tiered_compilation,
-    )
-    .map_err(|e| {
-        eprintln!("error: {e}");
-        error_code(&e)
-    })
+    )?)
 }
 
-/// [`save_runs`] into `dir` when one is given; on failure prints the error
-/// and returns the exit code.
-pub fn save_or_exit(
+/// [`save_runs`] into `dir` when one is given.
+pub fn save_if_asked(
     dir: Option<&Path>,
     runs: &mut [Measured],
     runtime: Runtime,
     scenario_file: &Path,
     tiered_compilation: bool,
-) -> Result<(), i32> {
+) -> Result<(), Failure> {
     let Some(dir) = dir else { return Ok(()) };
-    save_runs(dir, runs, runtime, scenario_file, tiered_compilation)
-        .map(|_| ())
-        .map_err(|e| {
-            eprintln!("error: {e:#}");
-            EXIT_INPUT
-        })
+    save_runs(dir, runs, runtime, scenario_file, tiered_compilation)?;
+    Ok(())
 }
 
 /// Saves measured runs in the fixture format, with a header.
@@ -296,50 +266,36 @@ pub fn save_runs(
     Ok(paths)
 }
 
-pub fn run(args: MeasureArgs) -> i32 {
-    let (runtime, mut scenario, policy) = match prepare(
+pub fn run(args: MeasureArgs) -> Result<(), Failure> {
+    let (runtime, mut scenario, policy) = prepare(
         &args.runtime,
         args.repeat,
         &args.scenario,
         args.policy.as_deref(),
-    ) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
+    )?;
     if args.no_tiered_compilation {
         scenario.pool.tiered_compilation = false;
     }
     let tiered = scenario.pool.tiered_compilation;
-    if let Err(e) = output::check_outputs(
+    output::check_outputs(
         &[("--trace", args.trace.as_deref(), "csv")],
         &[args.scenario.as_path()],
-    ) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
-    let mut runs = match measure_or_exit(
+    )?;
+    let mut runs = measure_timed(
         runtime,
         &scenario,
         &policy,
         args.repeat,
         args.timeout_s,
         tiered,
-    ) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    if let Err(code) = save_or_exit(
+    )?;
+    save_if_asked(
         args.out_dir.as_deref(),
         &mut runs,
         runtime,
         &args.scenario,
         tiered,
-    ) {
-        return code;
-    }
+    )?;
     if let Some(path) = &args.trace {
         for (k, m) in runs.iter().enumerate() {
             let p = if runs.len() == 1 {
@@ -347,23 +303,13 @@ pub fn run(args: MeasureArgs) -> i32 {
             } else {
                 numbered(path, k + 1)
             };
-            let written = output::items_csv(&m.trace).and_then(|b| output::write_atomic(&p, &b));
-            if let Err(e) = written {
-                eprintln!("error: {e:#}");
-                return EXIT_INPUT;
-            }
+            output::items_csv(&m.trace).and_then(|b| output::write_atomic(&p, &b))?;
         }
     }
     let summaries: Vec<_> = runs.iter().map(|m| metrics::summarize(&m.trace)).collect();
     if args.json {
-        match serde_json::to_string(&summaries) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        }
-        return 0;
+        println!("{}", serde_json::to_string(&summaries)?);
+        return Ok(());
     }
     println!(
         "scenario  {}   runtime {} ({})   cores {}",
@@ -389,7 +335,7 @@ pub fn run(args: MeasureArgs) -> i32 {
                 .map_or("-".into(), |v| format!("{v:.1}"))
         );
     }
-    0
+    Ok(())
 }
 
 /// `F.csv` → `F-k.csv`.

@@ -1,23 +1,27 @@
 //! Command-line interface: flags are parsed and validated here, turned into
 //! library calls, and the results printed as tables or JSON.
+//!
+//! One path: `run` parses the flags and calls the command, which returns
+//! `Result<(), Failure>`; `main` prints the failure and exits with its code.
 
 mod compare;
 mod explain;
+mod failure;
 mod import;
 mod measure;
 mod new;
+mod policies;
 mod reproduce;
 mod run;
+mod scenario_args;
 mod sweep;
 mod validate;
 mod validate_set;
 
 use clap::{Parser, Subcommand};
 
-/// Exit code for bad input (scenario, policy or flags).
-pub const EXIT_INPUT: i32 = 2;
-/// Exit code for a run that did not complete (time limit, stall).
-pub const EXIT_INCOMPLETE: i32 = 3;
+pub use failure::Failure;
+pub use scenario_args::ScenarioArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -178,7 +182,8 @@ pub fn chart_window(
     Ok(Some((from, to)))
 }
 
-pub fn main() -> i32 {
+/// Parses the flags and runs the command.
+pub fn run() -> Result<(), Failure> {
     // A closed stdout (`poolsim run ... | head -1`) ends the process quietly,
     // as it ends any Unix filter, instead of a panic in println!.
     // SAFETY: setting a signal's disposition to the default at start-up,
@@ -188,11 +193,12 @@ pub fn main() -> i32 {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { EXIT_INPUT } else { 0 };
+        // --help and --version: printed to stdout, a success.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return code;
+            return Ok(());
         }
+        Err(e) => return Err(Failure::Usage(e)),
     };
     match cli.command {
         Command::Run(args) => run::run(args),
@@ -204,19 +210,10 @@ pub fn main() -> i32 {
         Command::Sweep(args) => sweep::run(args),
         Command::SweepMerge(args) => sweep::merge(args),
         Command::Measure(args) => measure::run(args),
-        Command::Validate(args) => validate::run(args),
-        Command::Policies => {
-            let policies = poolsim::policy_file::builtin_policies();
-            let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);
-            for p in policies {
-                let aliases = if p.aliases.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (also: {})", p.aliases.join(", "))
-                };
-                println!("{:<width$}  {}{}", p.name, p.description, aliases);
-            }
-            0
-        }
+        Command::Validate(args) => match &args.scenario {
+            Some(file) => validate::run(&args, file),
+            None => validate_set::run(&args),
+        },
+        Command::Policies => policies::run(),
     }
 }

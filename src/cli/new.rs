@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::EXIT_INPUT;
+use super::Failure;
 
 /// The starter: every table and key a first scenario needs, commented.
 pub const STARTER: &str = include_str!("starter.toml");
@@ -24,27 +24,23 @@ pub struct NewArgs {
     pub force: bool,
 }
 
-pub fn run(args: NewArgs) -> i32 {
+pub fn run(args: NewArgs) -> Result<(), Failure> {
     if args.file.as_os_str() == "-" {
         print!("{STARTER}");
-        return 0;
+        return Ok(());
     }
     if args.file.exists() && !args.force {
-        eprintln!(
-            "error: {} exists; pass --force to overwrite it",
+        return Err(Failure::error(format!(
+            "{} exists; pass --force to overwrite it",
             args.file.display()
-        );
-        return EXIT_INPUT;
+        )));
     }
     let files = [(&args.file, STARTER.as_bytes().to_vec())];
-    if let Err(e) = poolsim::output::write_all_atomic(&files) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+    poolsim::output::write_all_atomic(&files)?;
     println!(
         "wrote {}; run it with: poolsim run {}",
         args.file.display(),
         args.file.display()
     );
-    0
+    Ok(())
 }

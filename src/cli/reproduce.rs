@@ -4,7 +4,7 @@ use clap::Args;
 
 use poolsim::reproduce::{Row, SEEDS, known_miss, reproduce};
 
-use super::EXIT_INPUT;
+use super::Failure;
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -29,37 +29,27 @@ pub struct ReproduceArgs {
     pub strict: bool,
 }
 
-/// Exit code when a row misses its tolerance.
-const EXIT_MISS: i32 = 1;
-
-pub fn run(args: ReproduceArgs) -> i32 {
+pub fn run(args: ReproduceArgs) -> Result<(), Failure> {
     let seed = args.seed.as_deref().map(|s| s.trim_start_matches("seed-"));
     if let Some(s) = seed
         && !SEEDS.contains(&s)
     {
-        eprintln!(
-            "error: unknown seed \"{s}\"\n  help: the seeds are {}",
+        return Err(Failure::error(format!(
+            "unknown seed \"{s}\"\n  help: the seeds are {}",
             SEEDS.join(", ")
-        );
-        return EXIT_INPUT;
+        )));
     }
     let rows = reproduce(seed);
     if args.json {
-        match serde_json::to_string_pretty(&rows) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        }
+        println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print_table(&rows);
     }
     let failed = |r: &&Row| !r.pass && (args.strict || known_miss(r).is_none());
     if rows.iter().any(|r| failed(&r)) {
-        EXIT_MISS
+        Err(Failure::Miss)
     } else {
-        0
+        Ok(())
     }
 }
 

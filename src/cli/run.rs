@@ -10,17 +10,21 @@ use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::output::{human_ms, human_ms_fine};
-use poolsim::policy_file::{resolve_policy, resolve_policy_for_scenario_file};
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
-use poolsim::scenario::load::load_scenario;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::ItemRecord;
 use poolsim::verdict::{Verdict, starvation_verdict_of};
 
-use super::{EXIT_INCOMPLETE, EXIT_INPUT, shown_policy_name};
+use super::{Failure, ScenarioArgs, shown_policy_name};
+
+/// `--set` as `run` says it: the summary lists the changes. (No final stop:
+/// clap drops it from a doc comment, and `run --help` printed none.)
+const SET_HELP: &str = "Try a change without editing the file: KEY=VALUE, a number at a TOML path \
+as `sweep --set` takes one (pool.min_threads=16, group.requests.count=200, \
+policy.gate.period_ms=250). Repeat for several; the summary lists them";
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -45,29 +49,15 @@ output path); 3 the run did not complete (deadlock, time limit, stall,
 event budget), said in the summary.
 
 The scenario format: poolsim new FILE writes a commented starter; the
-README's \"Scenario files\" lists every key.")]
+README's \"Scenario files\" lists every key.",
+    mut_arg("set", |a| a.help(SET_HELP)))]
 pub struct RunArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
     /// Policy to use instead of the scenario's `pool.policy`: a built-in name
     /// (see `poolsim policies`) or a path to a policy file.
     #[arg(long, short)]
     pub policy: Option<String>,
-    /// Try a change without editing the file: KEY=VALUE, a number at a
-    /// TOML path as `sweep --set` takes one (pool.min_threads=16,
-    /// group.requests.count=200, policy.gate.period_ms=250). Repeat for
-    /// several; the summary lists them.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// Seed for every random stream, instead of the scenario's `seed`.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Seed of the workload alone (Poisson arrivals, drawn durations),
-    /// instead of --seed: with `--seed K --workload-seed S`, the pool of
-    /// seed K on the workload of seed S, as `run --runs` simulates its
-    /// seed K (its workload stays the first seed's).
-    #[arg(long, value_name = "S")]
-    pub workload_seed: Option<u64>,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// Simulate N seeds (from the seed on) and report the spread:
     /// makespan, start delay p95 and peak threads as min/p5/p50/p95/max,
     /// and the distinct outcomes with their share.
@@ -115,69 +105,13 @@ pub struct RunArgs {
     pub max_events: Option<u64>,
 }
 
-pub fn run(args: RunArgs) -> i32 {
-    let mut scenario = match load_scenario(&args.scenario) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
-    // --set: the file as written loaded first (its own messages, with
-    // lines), then the edited one.
-    let set_policy = if args.set.is_empty() {
-        None
-    } else {
-        let file = args.scenario.display().to_string();
-        let text = match poolsim::diagnostics::read_text(&args.scenario, &file) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("{e}");
-                return EXIT_INPUT;
-            }
-        };
-        match poolsim::sweep::run::with_settings(&text, &file, args.policy.as_deref(), &args.set) {
-            Ok((s, p)) => {
-                scenario = s;
-                Some(p)
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        }
-    };
-    if let Some(seed) = args.seed {
-        scenario.seed = seed;
-    }
-    if let Some(seed) = args.workload_seed {
-        scenario.workload_seed = Some(seed);
-    }
-    // A --policy flag is resolved from the current directory; a policy path
-    // written in the scenario, beside the scenario file first.
-    let policy = match (set_policy, &args.policy) {
-        (Some(p), _) => Ok(p),
-        (None, Some(flag)) => resolve_policy(flag),
-        (None, None) => resolve_policy_for_scenario_file(&scenario.pool.policy, &args.scenario),
-    };
-    let policy = match policy {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let (scenario, policy) = args.scenario.load(args.policy.as_deref())?;
     let shown = shown_policy_name(
         args.policy.as_deref().unwrap_or(&scenario.pool.policy),
         &policy,
     );
-    let window = match super::chart_window(args.from_ms, args.to_ms) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_INPUT;
-        }
-    };
+    let window = super::chart_window(args.from_ms, args.to_ms)?;
     let outputs = [
         ("--trace", args.trace.as_deref(), ""),
         ("--png", args.png.as_deref(), "png"),
@@ -185,10 +119,7 @@ pub fn run(args: RunArgs) -> i32 {
         ("--chrome", args.chrome.as_deref(), "json"),
         ("--counters", args.counters.as_deref(), "csv"),
     ];
-    if let Err(e) = output::check_outputs(&outputs, &[args.scenario.as_path()]) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+    output::check_outputs(&outputs, &[args.scenario.file.as_path()])?;
     let options = SimOptions {
         until: args.until_ms.map(SimDuration::from_ms),
         max_events: args.max_events.unwrap_or(engine::DEFAULT_MAX_EVENTS),
@@ -208,13 +139,7 @@ pub fn run(args: RunArgs) -> i32 {
         timeline,
         counters,
         staged,
-    } = match run_streamed(&args, &scenario, &policy, &shown, window, &options) {
-        Ok(run) => run,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
-    };
+    } = run_streamed(&args, &scenario, &policy, &shown, window, &options)?;
     let spread = (args.runs > 1).then(|| {
         let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
         // The run already simulated is seed S; the spread re-simulates it
@@ -273,23 +198,13 @@ pub fn run(args: RunArgs) -> i32 {
         }
         Ok(())
     })();
-    let written = rendered
+    rendered
         .and_then(|()| output::write_all_atomic(&files))
-        .and_then(|()| staged.into_iter().try_for_each(output::Staged::commit));
-    if let Err(e) = written {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+        .and_then(|()| staged.into_iter().try_for_each(output::Staged::commit))?;
 
     let account = Account::from_model(&account.events);
     if args.json {
-        let mut value = match serde_json::to_value(&summary) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        };
+        let mut value = serde_json::to_value(&summary)?;
         if let Some(obj) = value.as_object_mut() {
             if !result.outcome.is_completed() {
                 // An incomplete run has no makespan: its last finish is not one.
@@ -299,8 +214,8 @@ pub fn run(args: RunArgs) -> i32 {
                 }
             }
             obj.insert("outcome".into(), outcome_json(&result.outcome));
-            if !args.set.is_empty() {
-                obj.insert("changed".into(), args.set.clone().into());
+            if !args.scenario.set.is_empty() {
+                obj.insert("changed".into(), args.scenario.set.clone().into());
             }
             obj.insert("events".into(), result.events.into());
             // The goal changes as the runtime logs them
@@ -326,18 +241,19 @@ pub fn run(args: RunArgs) -> i32 {
         if args.items > 0 {
             print_items(&first_items, summary.items, &result.trace.groups);
         }
-        print_summary(&summary, &result.outcome, &args.set);
+        print_summary(&summary, &result.outcome, &args.scenario.set);
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
-            let hint = super::explain_hint(&args.scenario, args.policy.as_deref(), &scenario);
+            let hint = super::explain_hint(&args.scenario.file, args.policy.as_deref(), &scenario);
             print_spread(s, &summary, &hint);
         }
     }
     if result.outcome.is_completed() {
-        0
+        Ok(())
     } else {
-        EXIT_INCOMPLETE
+        // The summary said how the run ended.
+        Err(Failure::Incomplete(None))
     }
 }
 

@@ -18,7 +18,8 @@ use poolsim::sweep::plot::{self, PlotSpec};
 use poolsim::sweep::table::metric_index;
 use poolsim::sweep::{METRICS, Objective, Plan, SweepInput, SweepTable, merge, run};
 
-use super::EXIT_INPUT;
+use super::Failure;
+use super::failure::EXIT_INTERRUPTED;
 
 /// `println!` that ignores a closed stdout (`poolsim sweep … | head`).
 macro_rules! say {
@@ -27,9 +28,6 @@ macro_rules! say {
         let _ = writeln!(std::io::stdout(), $($arg)*);
     }};
 }
-
-/// Exit code of a sweep stopped by Ctrl-C (its finished rows are written).
-pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// At most this many worker threads.
 const MAX_JOBS: usize = 1024;
@@ -167,12 +165,6 @@ fn plural(n: usize, word: &str) -> String {
         (_, Some(stem)) => format!("{n} {stem}ies"),
         _ => format!("{n} {word}s"),
     }
-}
-
-/// Prints `error: …` and gives the bad-input exit code.
-fn refuse(message: impl std::fmt::Display) -> i32 {
-    eprintln!("error: {message}");
-    EXIT_INPUT
 }
 
 /// The chart's metrics, the objective and the output paths: everything
@@ -411,45 +403,40 @@ fn print_points(table: &SweepTable, metrics: &[usize]) {
     }
 }
 
-pub fn run(args: SweepArgs) -> i32 {
-    let mut axes = Vec::new();
-    for set in &args.sets {
-        match grid::parse_set(set) {
-            Ok(a) => axes.push(a),
-            Err(e) => return refuse(e),
-        }
-    }
-    let shard = match args.shard.as_deref().map(Shard::parse).transpose() {
-        Ok(s) => s,
-        Err(e) => return refuse(e),
-    };
+pub fn run(args: SweepArgs) -> Result<(), Failure> {
+    let axes = args
+        .sets
+        .iter()
+        .map(|set| grid::parse_set(set))
+        .collect::<Result<Vec<_>, _>>()?;
+    let shard = args.shard.as_deref().map(Shard::parse).transpose()?;
     if let Some(s) = shard {
         if args.best.is_some() {
-            return refuse(format!(
+            return Err(Failure::error(format!(
                 "--best needs every run of the sweep, and --shard {s} runs a slice: use --best on `poolsim sweep-merge` of the shards"
-            ));
+            )));
         }
         if args.png.is_some() || args.svg.is_some() {
-            return refuse(format!(
+            return Err(Failure::error(format!(
                 "--shard {s} runs a slice of the sweep: draw the chart with `poolsim sweep-merge` of the shards"
-            ));
+            )));
         }
     }
     if let Some(x) = &args.x
         && !axes.iter().any(|a| a.key == x.trim())
     {
         let keys: Vec<&str> = axes.iter().map(|a| a.key.as_str()).collect();
-        return refuse(format!(
+        return Err(Failure::error(format!(
             "--x {x}: not a swept key; the keys are {}",
             keys.join(", ")
-        ));
+        )));
     }
     if let Some(j) = args.jobs
         && !(1..=MAX_JOBS).contains(&j)
     {
-        return refuse(format!(
+        return Err(Failure::error(format!(
             "--jobs {j}: give from 1 to {MAX_JOBS} worker threads"
-        ));
+        )));
     }
     // A shard's CSV is its whole output; a whole sweep writes files only
     // when asked.
@@ -462,18 +449,11 @@ pub fn run(args: SweepArgs) -> i32 {
         png: args.png.clone(),
         svg: args.svg.clone(),
     };
-    let outputs = match check_outputs(flags, &[args.scenario.as_path()]) {
-        Ok(o) => o,
-        Err(e) => return refuse(e),
-    };
-    if let Err(e) = load_scenario(&args.scenario) {
-        eprintln!("{e}");
-        return EXIT_INPUT;
-    }
-    let text = match std::fs::read_to_string(&args.scenario) {
-        Ok(t) => t,
-        Err(e) => return refuse(format!("cannot read {}: {e}", args.scenario.display())),
-    };
+    let outputs = check_outputs(flags, &[args.scenario.as_path()])?;
+    // The file as written first: the loader's messages, with lines.
+    load_scenario(&args.scenario)?;
+    let text = std::fs::read_to_string(&args.scenario)
+        .map_err(|e| Failure::error(format!("cannot read {}: {e}", args.scenario.display())))?;
     let input = SweepInput {
         scenario_text: text,
         scenario_file: args.scenario.display().to_string(),
@@ -481,14 +461,9 @@ pub fn run(args: SweepArgs) -> i32 {
         policies: args.policies.clone(),
         seeds: args.seeds,
     };
-    let plan = match Plan::build(&input) {
-        Ok(p) => p,
-        Err(e) => return refuse(e),
-    };
+    let plan = Plan::build(&input)?;
     let runs = plan.runs(shard);
-    if let Err(e) = outputs.make_dirs() {
-        return refuse(e);
-    }
+    outputs.make_dirs()?;
 
     // Ctrl-C: finish the runs in progress, skip the rest, keep the rows. A
     // second Ctrl-C stops at once.
@@ -513,14 +488,9 @@ pub fn run(args: SweepArgs) -> i32 {
             .unwrap_or(1)
     });
     let started = Instant::now();
-    let done = match run::execute(&plan, &runs, Some(threads), &CANCEL, &|| bar.inc(1)) {
-        Ok(d) => d,
-        Err(e) => {
-            bar.finish_and_clear();
-            return refuse(e);
-        }
-    };
+    let done = run::execute(&plan, &runs, Some(threads), &CANCEL, &|| bar.inc(1));
     bar.finish_and_clear();
+    let done = done?;
     let seconds = started.elapsed().as_secs_f64();
     let shard_note = shard.map_or(String::new(), |s| format!(" (shard {s})"));
     say!(
@@ -551,17 +521,15 @@ pub fn run(args: SweepArgs) -> i32 {
         let key = args.x.clone().unwrap_or_else(|| table.keys[0].clone());
         format!("{} by {key}", plan.scenario_name)
     });
-    if let Err(e) = finish(
+    finish(
         &table,
         &outputs,
         args.x.as_deref(),
         Some(&title),
         !interrupted,
-    ) {
-        return refuse(e);
-    }
+    )?;
     if interrupted {
-        eprintln!(
+        return Err(Failure::Interrupted(format!(
             "interrupted: {} of {} runs finished{}",
             table.rows.len(),
             done.wanted,
@@ -569,13 +537,12 @@ pub fn run(args: SweepArgs) -> i32 {
                 .csv
                 .as_ref()
                 .map_or(String::new(), |c| format!("; {} holds them", c.display()))
-        );
-        return EXIT_INTERRUPTED;
+        )));
     }
-    0
+    Ok(())
 }
 
-pub fn merge(args: SweepMergeArgs) -> i32 {
+pub fn merge(args: SweepMergeArgs) -> Result<(), Failure> {
     let inputs: Vec<&Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     let flags = OutputFlags {
         metrics: &args.metrics,
@@ -585,32 +552,18 @@ pub fn merge(args: SweepMergeArgs) -> i32 {
         png: args.png.clone(),
         svg: args.svg.clone(),
     };
-    let outputs = match check_outputs(flags, &inputs) {
-        Ok(o) => o,
-        Err(e) => return refuse(e),
-    };
+    let outputs = check_outputs(flags, &inputs)?;
     let mut tables = Vec::new();
     for path in &args.inputs {
         let name = path.display().to_string();
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => return refuse(format!("cannot read {name}: {e}")),
-        };
-        match SweepTable::from_csv(&bytes, &name) {
-            Ok(t) => tables.push((name, t)),
-            Err(e) => return refuse(e),
-        }
+        let bytes =
+            std::fs::read(path).map_err(|e| Failure::error(format!("cannot read {name}: {e}")))?;
+        let table = SweepTable::from_csv(&bytes, &name)?;
+        tables.push((name, table));
     }
-    let table = match merge::merge(&tables, args.allow_partial) {
-        Ok(t) => t,
-        Err(e) => return refuse(e),
-    };
-    if let Err(e) = plot::x_column(&table, args.x.as_deref()).map(|_| ()) {
-        return refuse(e);
-    }
-    if let Err(e) = outputs.make_dirs() {
-        return refuse(e);
-    }
+    let table = merge::merge(&tables, args.allow_partial)?;
+    plot::x_column(&table, args.x.as_deref())?;
+    outputs.make_dirs()?;
     say!(
         "merged {} runs of {} from {} files (sweep {})",
         table.rows.len(),
@@ -618,14 +571,12 @@ pub fn merge(args: SweepMergeArgs) -> i32 {
         args.inputs.len(),
         table.fingerprint
     );
-    if let Err(e) = finish(
+    finish(
         &table,
         &outputs,
         args.x.as_deref(),
         args.title.as_deref(),
         true,
-    ) {
-        return refuse(e);
-    }
-    0
+    )?;
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! pool, run it for real (or read recorded runs), and report how far apart
 //! they are, metric by metric, against stated tolerances.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -18,11 +18,8 @@ use poolsim::trace::EventLog;
 use poolsim::validate::distribution::{self, DistTolerances, DistributionReport};
 use poolsim::validate::{self, Report, Tolerances};
 
-use super::measure::{RUNTIME_HELP, measure_or_exit, prepare, save_or_exit};
-use super::{EXIT_INCOMPLETE, EXIT_INPUT};
-
-/// Exit code when a check fails.
-pub const EXIT_FAIL: i32 = 1;
+use super::Failure;
+use super::measure::{RUNTIME_HELP, measure_timed, prepare, save_if_asked};
 
 #[derive(Args, Debug)]
 #[command(after_long_help = "\
@@ -112,74 +109,57 @@ pub struct ValidateArgs {
     pub json: bool,
 }
 
-pub fn run(args: ValidateArgs) -> i32 {
+/// `--runs`, checked before anything else (both modes take it).
+pub fn check_runs(args: &ValidateArgs) -> Result<(), Failure> {
     if args.runs == Some(0) {
-        eprintln!("error: --runs must be at least 1");
-        return EXIT_INPUT;
+        return Err(Failure::error("--runs must be at least 1"));
     }
-    let Some(scenario_file) = args.scenario.clone() else {
-        return super::validate_set::run(&args);
-    };
-    let (runtime, mut scenario, policy) = match prepare(
+    Ok(())
+}
+
+/// `validate FILE`, one scenario (`validate --generate N`: validate_set.rs).
+pub fn run(args: &ValidateArgs, scenario_file: &Path) -> Result<(), Failure> {
+    check_runs(args)?;
+    let (runtime, mut scenario, policy) = prepare(
         &args.runtime,
         args.repeat,
-        &scenario_file,
+        scenario_file,
         args.policy.as_deref(),
-    ) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
+    )?;
     if args.no_tiered_compilation {
         scenario.pool.tiered_compilation = false;
     }
     let tiered = scenario.pool.tiered_compilation;
-    if let Err(e) = output::check_outputs(
-        &[("--png", args.png.as_deref(), "png")],
-        &[scenario_file.as_path()],
-    ) {
-        eprintln!("error: {e:#}");
-        return EXIT_INPUT;
-    }
+    output::check_outputs(&[("--png", args.png.as_deref(), "png")], &[scenario_file])?;
     let mut runs = match &args.fixtures {
-        Some(dir) => match measure::read_recorded(dir, runtime, &scenario) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("{e}");
-                return EXIT_INPUT;
-            }
-        },
-        None => match measure_or_exit(
+        // Its message says `error: ` itself.
+        Some(dir) => measure::read_recorded(dir, runtime, &scenario).map_err(Failure::Input)?,
+        None => measure_timed(
             runtime,
             &scenario,
             &policy,
             args.repeat,
             args.timeout_s,
             tiered,
-        ) {
-            Ok(r) => r,
-            Err(code) => return code,
-        },
+        )?,
     };
-    if let Err(code) = save_or_exit(
+    save_if_asked(
         args.record.as_deref(),
         &mut runs,
         runtime,
-        &scenario_file,
+        scenario_file,
         tiered,
-    ) {
-        return code;
-    }
+    )?;
     // A recording says whether it ran with tiered compilation; the model
     // predicts the runtime as it was run.
     let scenario = measure::as_recorded(&scenario, &runs);
     let mut log = EventLog::default();
     let sim = engine::simulate(&scenario, &policy, &mut log, &SimOptions::default());
     if !sim.outcome.is_completed() {
-        eprintln!("error: the simulation did not complete: {:?}", sim.outcome);
-        return EXIT_INCOMPLETE;
+        return Err(Failure::Incomplete(Some(format!(
+            "error: the simulation did not complete: {:?}",
+            sim.outcome
+        ))));
     }
     let measured: Vec<_> = runs.iter().map(|m| m.trace.clone()).collect();
     let report = validate::validate(
@@ -211,13 +191,9 @@ pub fn run(args: ValidateArgs) -> i32 {
                 Timeline::build(m, None),
             ));
         }
-        let written = render::render_png(&panels, &ChartOptions::default())
+        render::render_png(&panels, &ChartOptions::default())
             .map_err(anyhow::Error::from)
-            .and_then(|bytes| output::write_atomic(path, &bytes));
-        if let Err(e) = written {
-            eprintln!("error: {e:#}");
-            return EXIT_INPUT;
-        }
+            .and_then(|bytes| output::write_atomic(path, &bytes))?;
     }
     let dist = args.runs.filter(|&n| n > 1).map(|n| {
         let sim = spread::spread_with_offsets(&scenario, &policy, n, &SimOptions::default());
@@ -230,13 +206,7 @@ pub fn run(args: ValidateArgs) -> i32 {
         )
     });
     if args.json {
-        let mut value = match serde_json::to_value(&report) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_INPUT;
-            }
-        };
+        let mut value = serde_json::to_value(&report)?;
         if let (Some(d), Some(obj)) = (&dist, value.as_object_mut()) {
             obj.insert(
                 "distribution".into(),
@@ -259,7 +229,7 @@ pub fn run(args: ValidateArgs) -> i32 {
     }
     let pass = dist.as_ref().map_or(report.pass, |d| d.pass)
         && adjustments.as_ref().is_none_or(|a| a.pass);
-    if pass { 0 } else { EXIT_FAIL }
+    if pass { Ok(()) } else { Err(Failure::Miss) }
 }
 
 /// The distribution checks of `--runs N`, in words and a table.

@@ -17,9 +17,9 @@ use poolsim::validate::distribution::{
     self, DistTolerances, DistributionReport, SetSummary, summarize_set,
 };
 
-use super::measure::{measure_or_exit, parse_runtime, save_runs};
-use super::validate::{EXIT_FAIL, ValidateArgs};
-use super::{EXIT_INCOMPLETE, EXIT_INPUT};
+use super::Failure;
+use super::measure::{measure_timed, parse_runtime, save_runs};
+use super::validate::{ValidateArgs, check_runs};
 
 /// The set passes with at least this share of measured runs in range ...
 pub const SET_COVERAGE: f64 = 0.90;
@@ -34,31 +34,18 @@ fn policy_name(runtime: Runtime, flag: Option<&str>) -> String {
         .to_string()
 }
 
-pub fn run(args: &ValidateArgs) -> i32 {
+pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
+    check_runs(args)?;
     let n = args.generate.unwrap_or(0);
     if n == 0 {
-        eprintln!("error: --generate must be at least 1");
-        return EXIT_INPUT;
+        return Err(Failure::error("--generate must be at least 1"));
     }
     if args.repeat == 0 {
-        eprintln!("error: --repeat must be at least 1");
-        return EXIT_INPUT;
+        return Err(Failure::error("--repeat must be at least 1"));
     }
-    let runtime = match parse_runtime(&args.runtime) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
+    let runtime = parse_runtime(&args.runtime)?;
     let name = policy_name(runtime, args.policy.as_deref());
-    let policy = match resolve_policy(&name) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return EXIT_INPUT;
-        }
-    };
+    let policy = resolve_policy(&name)?;
     let sim_runs = args.runs.unwrap_or(100);
     let set = generate::generate(n, args.seed, &name);
     if args.dry_run {
@@ -99,8 +86,10 @@ pub fn run(args: &ValidateArgs) -> i32 {
                 }
                 reports.push(r);
             }
-            Err(code) if code == EXIT_INPUT => return code,
-            Err(code) => {
+            Err(failure @ Failure::Input(_)) => return Err(failure),
+            Err(failure) => {
+                // The set goes on: the failure is said now.
+                let code = failure.report();
                 if !args.json {
                     println!("{:<16} run failed (exit {code}); left out", stem(g));
                 }
@@ -130,11 +119,11 @@ pub fn run(args: &ValidateArgs) -> i32 {
         print_summary(&summary, &failed, pass);
     }
     if !failed.is_empty() {
-        EXIT_INCOMPLETE
+        Err(Failure::Incomplete(None))
     } else if pass {
-        0
+        Ok(())
     } else {
-        EXIT_FAIL
+        Err(Failure::Miss)
     }
 }
 
@@ -144,12 +133,14 @@ fn dry_run(
     policy: &poolsim::policy::PolicyConfig,
     set: &[Generated],
     sim_runs: usize,
-) -> i32 {
+) -> Result<(), Failure> {
     let mut total_ms = 0.0;
     for g in set {
         let Ok(scenario) = parse_scenario(&g.toml, &g.file) else {
-            eprintln!("error: generated {} does not load", g.file);
-            return EXIT_INPUT;
+            return Err(Failure::error(format!(
+                "generated {} does not load",
+                g.file
+            )));
         };
         let sim = spread::spread(&scenario, policy, sim_runs, &SimOptions::default());
         let q = sim.makespan_ms;
@@ -169,7 +160,7 @@ fn dry_run(
         human_ms(total_ms),
         args.repeat
     );
-    0
+    Ok(())
 }
 
 fn stem(g: &Generated) -> String {
@@ -183,15 +174,10 @@ fn one(
     policy: &poolsim::policy::PolicyConfig,
     g: &Generated,
     sim_runs: usize,
-) -> Result<(DistributionReport, u64, u32), i32> {
-    let mut scenario = match parse_scenario(&g.toml, &g.file) {
-        Ok(s) => s,
-        Err(e) => {
-            // The grammar makes only valid scenarios (a unit test checks it).
-            eprintln!("error: generated {} does not load: {e}", g.file);
-            return Err(EXIT_INPUT);
-        }
-    };
+) -> Result<(DistributionReport, u64, u32), Failure> {
+    // The grammar makes only valid scenarios (a unit test checks it).
+    let mut scenario = parse_scenario(&g.toml, &g.file)
+        .map_err(|e| Failure::error(format!("generated {} does not load: {e}", g.file)))?;
     if args.no_tiered_compilation {
         scenario.pool.tiered_compilation = false;
     }
@@ -199,13 +185,12 @@ fn one(
     let runs = match &args.fixtures {
         Some(dir) => {
             check_recorded_text(dir, g)?;
-            measure::read_recorded(&dir.join(stem(g)), runtime, &scenario).map_err(|e| {
-                eprintln!("{e}");
-                EXIT_INPUT
-            })?
+            // Its message says `error: ` itself.
+            measure::read_recorded(&dir.join(stem(g)), runtime, &scenario)
+                .map_err(Failure::Input)?
         }
         None => {
-            let mut runs = measure_or_exit(
+            let mut runs = measure_timed(
                 runtime,
                 &scenario,
                 policy,
@@ -215,14 +200,12 @@ fn one(
             )?;
             if let Some(dir) = &args.record {
                 let file = dir.join(&g.file);
-                let saved = std::fs::create_dir_all(dir)
+                std::fs::create_dir_all(dir)
                     .and_then(|_| std::fs::write(&file, &g.toml))
                     .map_err(anyhow::Error::from)
-                    .and_then(|_| save_runs(&dir.join(stem(g)), &mut runs, runtime, &file, tiered));
-                if let Err(e) = saved {
-                    eprintln!("error: {e:#}");
-                    return Err(EXIT_INPUT);
-                }
+                    .and_then(|_| {
+                        save_runs(&dir.join(stem(g)), &mut runs, runtime, &file, tiered)
+                    })?;
             }
             runs
         }
@@ -241,22 +224,16 @@ fn one(
 }
 
 /// A recorded set must be the set the grammar draws now.
-fn check_recorded_text(dir: &Path, g: &Generated) -> Result<(), i32> {
+fn check_recorded_text(dir: &Path, g: &Generated) -> Result<(), Failure> {
     let file: PathBuf = dir.join(&g.file);
     match std::fs::read_to_string(&file) {
         Ok(text) if text == g.toml => Ok(()),
-        Ok(_) => {
-            eprintln!(
-                "error: {} differs from what the grammar draws now: the recordings are of \
-                 another set (record it again with --record)",
-                file.display()
-            );
-            Err(EXIT_INPUT)
-        }
-        Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
-            Err(EXIT_INPUT)
-        }
+        Ok(_) => Err(Failure::error(format!(
+            "{} differs from what the grammar draws now: the recordings are of \
+             another set (record it again with --record)",
+            file.display()
+        ))),
+        Err(e) => Err(Failure::error(format!("{}: {e}", file.display()))),
     }
 }
 

@@ -1,0 +1,116 @@
+//! Why a command did not succeed, and its exit code: every command returns
+//! `Result<(), Failure>` and uses `?` on the library's errors; `main`
+//! prints what is left to print and exits with the code, in one place.
+
+use std::fmt::Display;
+
+use poolsim::diagnostics::LoadError;
+use poolsim::measure::MeasureError;
+use poolsim::sweep::SweepError;
+
+/// Exit code for a check that missed its tolerance (a `reproduce` row
+/// that is not a listed known miss, a `validate` check).
+pub const EXIT_MISS: i32 = 1;
+/// Exit code for bad input (scenario, policy or flags).
+pub const EXIT_INPUT: i32 = 2;
+/// Exit code for a run that did not complete (time limit, stall).
+pub const EXIT_INCOMPLETE: i32 = 3;
+/// Exit code of a run stopped by Ctrl-C.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// A command's failure. The text a variant carries is printed to stderr
+/// as it is (a line end added), so it holds its own prefix: a `LoadError`
+/// its `FILE:LINE:COL: error ...`, others `error: ...`.
+#[derive(Debug)]
+pub enum Failure {
+    /// Exit 2: the flags did not parse (clap prints its own message).
+    Usage(clap::Error),
+    /// Exit 2: bad input (scenario, policy, flags, output path, a runtime
+    /// that is missing or cannot run the scenario); the message.
+    Input(String),
+    /// Exit 1: a check missed its tolerance; the report said so.
+    Miss,
+    /// Exit 3: a run did not complete (deadlock, time limit, stall, a real
+    /// run that failed); the message, if the output did not say it.
+    Incomplete(Option<String>),
+    /// Exit 130: stopped by Ctrl-C; what was kept.
+    Interrupted(String),
+}
+
+impl Failure {
+    /// Bad input, said as `error: MESSAGE`.
+    pub fn error(message: impl Display) -> Failure {
+        Failure::Input(format!("error: {message}"))
+    }
+
+    /// The process's exit code.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) | Failure::Input(_) => EXIT_INPUT,
+            Failure::Miss => EXIT_MISS,
+            Failure::Incomplete(_) => EXIT_INCOMPLETE,
+            Failure::Interrupted(_) => EXIT_INTERRUPTED,
+        }
+    }
+
+    /// Prints the message (to stderr) and gives the exit code.
+    pub fn report(&self) -> i32 {
+        match self {
+            Failure::Usage(e) => {
+                let _ = e.print();
+            }
+            Failure::Input(text) | Failure::Incomplete(Some(text)) | Failure::Interrupted(text) => {
+                eprintln!("{text}")
+            }
+            Failure::Miss | Failure::Incomplete(None) => {}
+        }
+        self.exit_code()
+    }
+}
+
+/// A scenario or policy file refused: its diagnostics, with their
+/// locations and `error` words.
+impl From<LoadError> for Failure {
+    fn from(e: LoadError) -> Failure {
+        Failure::Input(e.to_string())
+    }
+}
+
+/// An output that cannot be rendered or written, with its causes.
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Failure {
+        Failure::Input(format!("error: {e:#}"))
+    }
+}
+
+impl From<SweepError> for Failure {
+    fn from(e: SweepError) -> Failure {
+        Failure::error(e)
+    }
+}
+
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Failure {
+        Failure::error(e)
+    }
+}
+
+/// A message of this crate's checks (`chart_window`, `sweep`'s outputs):
+/// `error: MESSAGE`.
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::error(message)
+    }
+}
+
+/// A runtime that is missing or cannot express the scenario is bad input;
+/// a run that failed, timed out or was killed did not complete.
+impl From<MeasureError> for Failure {
+    fn from(e: MeasureError) -> Failure {
+        let text = format!("error: {e}");
+        match e {
+            MeasureError::Missing { .. } | MeasureError::Unsupported(_) => Failure::Input(text),
+            _ => Failure::Incomplete(Some(text)),
+        }
+    }
+}
