@@ -17,11 +17,15 @@
 //!   release `poolsim` binary beside this one, run as a child; its peak is
 //!   the child's maximum resident set from `wait4`; the Chrome trace of 10 M
 //!   items is a 6 GB file and takes minutes);
+//! - the peak memory (VmHWM) of `poolsim run` (no outputs) on a backlog
+//!   of 10 M and 30 M items queued at t = 0, and the bytes a queued item
+//!   costs: the slope between the two, clear of the fixed costs;
 //! - the ratio to a SimPy peer (`benches/peer_simpy.py`) at 100 k and 1 M
 //!   items, if SimPy is installed.
 //!
 //! Options: `--quick` (1 M items only for memory, 100 k only for SimPy, 3
-//! runs), `--no-simpy`, `--simpy-only` (the SimPy section alone). Wall-clock
+//! runs), `--no-simpy`, `--simpy-only` (the SimPy section alone),
+//! `--backlog-memory` (the backlog's memory alone). Wall-clock
 //! figures depend on the machine and its load:
 //! compare figures of one run.
 
@@ -202,6 +206,10 @@ fn main() {
     let quick = args.iter().any(|a| a == "--quick");
     let no_simpy = args.iter().any(|a| a == "--no-simpy");
     let simpy_only = args.iter().any(|a| a == "--simpy-only");
+    if args.iter().any(|a| a == "--backlog-memory") {
+        backlog_memory();
+        return;
+    }
     let runs = if quick { 3 } else { 5 };
     let policy = policy();
 
@@ -215,6 +223,7 @@ fn main() {
         // own peak (it is spawned sharing this memory until it execs), so
         // the children are measured while this process is still small.
         memory(quick);
+        backlog_memory();
         speed(runs, &policy);
     }
     if !no_simpy {
@@ -343,6 +352,49 @@ fn memory(quick: bool) {
         println!(
             "  (poolsim binary not found beside the example: run `cargo build --release` first)"
         );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!();
+}
+
+/// Peak memory of `poolsim run` (no outputs) on a backlog queued at t = 0,
+/// at two sizes, and the bytes a queued item costs from the slope.
+fn backlog_memory() {
+    const SIZES: [u64; 2] = [10_000_000, 30_000_000];
+    let Some(poolsim) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("poolsim")))
+        .filter(|p| p.exists())
+    else {
+        println!(
+            "backlog memory: poolsim binary not found beside the example: run `cargo build --release` first"
+        );
+        println!();
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("poolsim-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    println!(
+        "peak memory (VmHWM), backlog (every item queued at t = 0), poolsim run without outputs:"
+    );
+    let mut peaks = Vec::new();
+    for n in SIZES {
+        let file = dir.join(format!("backlog-{n}.toml"));
+        std::fs::write(&file, scenario_text(Case::Backlog, n)).expect("write scenario");
+        match run_measured(Command::new(&poolsim).arg("run").arg(&file)) {
+            Some((true, kib, wall)) => {
+                println!(
+                    "  {n:>9} items, poolsim run          {:>9}  ({wall:.3} s)",
+                    mib(kib)
+                );
+                peaks.push((n, kib));
+            }
+            _ => println!("  {n:>9} items, poolsim run: failed"),
+        }
+    }
+    if let [(n0, k0), (n1, k1)] = peaks[..] {
+        let bytes = (k1 as f64 - k0 as f64) * 1024.0 / (n1 - n0) as f64;
+        println!("  per queued item (slope {n0} -> {n1} items): {bytes:.1} B");
     }
     let _ = std::fs::remove_dir_all(&dir);
     println!();

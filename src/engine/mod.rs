@@ -38,6 +38,10 @@
 //! suspends the frames of the async method into a continuation that runs
 //! later as pool work. The shapes live in `shapes`.
 //!
+//! The items alive are a window in submission order (`items`): a queued
+//! item is its queue time and group (16 B, with its queue entry 24 B), and
+//! gets the rest of its state (step, thread, start, end) when it runs.
+//!
 //! What differs between pools (when a thread is added, the goal) is asked of
 //! the [`Policy`].
 //!
@@ -55,6 +59,7 @@
 
 pub mod cpu;
 mod deadlines;
+mod items;
 mod shapes;
 
 use std::cmp::Reverse;
@@ -73,11 +78,12 @@ use crate::rng;
 use crate::scenario::{Arrival, Origin, Scenario, Step, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    CountSample, Decision, ItemId, ItemRecord, Phase, ProbeRecord, ThreadId, ThreadReason,
-    ThreadRecord, ThrottleKind, Trace, TraceEvent, TraceSink,
+    CountSample, Decision, ItemId, Phase, ProbeRecord, ThreadId, ThreadReason, ThreadRecord,
+    ThrottleKind, Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
 use deadlines::IdleDeadlines;
+use items::ItemStates;
 use shapes::{AsyncWorker, Loop, Partition, Replica};
 
 /// Limits on one run.
@@ -357,165 +363,6 @@ enum Owner {
     /// A task on a `ConcurrentExclusiveSchedulerPair`: continuations go
     /// back to the pair's queue.
     Pair(u32),
-}
-
-/// The engine's state of one item, from its submission to its end; its
-/// record (group, thread, queued, started, finished) is beside it in
-/// [`ItemStates::records`]. The group and whether it started are here too:
-/// a step reads only this (a record is written when its item starts and
-/// ends, long after it was queued, and not read).
-#[derive(Clone, Copy, Debug)]
-struct ItemState {
-    owner: Owner,
-    /// The body step it is at.
-    step: u32,
-    group: u32,
-    /// Whether it holds its group's semaphore.
-    acquired: bool,
-    started: bool,
-    finished: bool,
-}
-
-/// The items alive: a window from the oldest unfinished item to the newest.
-/// Items end roughly in the order they were submitted, so with spread
-/// arrivals the window stays small however many items the run has. An item
-/// leaves the window, in submission order, once it and every item before it
-/// ended; its record then goes to the trace ([`TraceSink::KEEP_ITEMS`]) or
-/// to the sink ([`TraceSink::item`]), never both.
-///
-/// The records are filled in place: kept for the trace, they stay (they
-/// are the trace's items at the end, [`ItemStates::into_records`]), and
-/// only the engine's part of an item leaves the window.
-#[derive(Debug)]
-struct ItemStates {
-    /// The id of `states[start]`, the oldest item alive.
-    base: ItemId,
-    /// The items alive from `start` on; those before it left and are
-    /// dropped in one go once they are half the vector (a plain index
-    /// costs less than a ring buffer's, and items are read often).
-    states: Vec<ItemState>,
-    start: usize,
-    /// Whether the records stay when their items leave (for the trace).
-    keep: bool,
-    /// Whether there are records at all (a sink may want none:
-    /// [`TraceSink::ITEM_RECORDS`]).
-    recorded: bool,
-    /// The id of `records[0]`: `base`, or 0 when the records are kept.
-    records_base: ItemId,
-    records: VecDeque<ItemRecord>,
-}
-
-impl ItemStates {
-    /// The fewest ended items that are dropped from the vector at once.
-    const DROP_AT: usize = 4096;
-
-    /// No items yet; with `keep`, room for `reserve` records.
-    fn new(keep: bool, reserve: usize) -> Self {
-        ItemStates {
-            base: 0,
-            states: Vec::new(),
-            start: 0,
-            keep,
-            recorded: true,
-            records_base: 0,
-            records: VecDeque::with_capacity(if keep { reserve } else { 0 }),
-        }
-    }
-
-    /// No records at all: only the engine's part of each item, alive.
-    fn unrecorded() -> Self {
-        ItemStates {
-            recorded: false,
-            ..ItemStates::new(false, 0)
-        }
-    }
-
-    /// How many items are alive.
-    fn len(&self) -> usize {
-        self.states.len() - self.start
-    }
-
-    /// The id the next item gets.
-    fn next_id(&self) -> ItemId {
-        self.base + self.len() as ItemId
-    }
-
-    fn push(&mut self, group: u32, owner: Owner, queued: SimTime) -> ItemId {
-        let item = self.next_id();
-        self.states.push(ItemState {
-            owner,
-            step: 0,
-            group,
-            acquired: false,
-            started: false,
-            finished: false,
-        });
-        if !self.recorded {
-            return item;
-        }
-        self.records.push_back(ItemRecord {
-            item,
-            group,
-            thread: ThreadId::MAX,
-            queued,
-            started: SimTime::MAX,
-            finished: SimTime::MAX,
-        });
-        item
-    }
-
-    #[inline]
-    fn get(&self, item: ItemId) -> &ItemState {
-        &self.states[self.start + (item - self.base) as usize]
-    }
-
-    #[inline]
-    fn get_mut(&mut self, item: ItemId) -> &mut ItemState {
-        &mut self.states[self.start + (item - self.base) as usize]
-    }
-
-    /// The record of `item`, alive (none without records).
-    #[inline]
-    fn record_mut(&mut self, item: ItemId) -> Option<&mut ItemRecord> {
-        if !self.recorded {
-            return None;
-        }
-        Some(&mut self.records[(item - self.records_base) as usize])
-    }
-
-    /// `item` ended at `at`: marked, to leave the window with [`ItemStates::pop_ended`].
-    fn finish(&mut self, item: ItemId, at: SimTime) {
-        if let Some(r) = self.record_mut(item) {
-            r.finished = at;
-        }
-        self.get_mut(item).finished = true;
-    }
-
-    /// Whether the oldest item ended (or, with `all`, whether there is
-    /// one: the run is over); if so it leaves the window, with its record
-    /// unless the records are kept.
-    fn pop_ended(&mut self, all: bool) -> Option<Option<ItemRecord>> {
-        let front = self.states.get(self.start)?;
-        if !(all || front.finished) {
-            return None;
-        }
-        self.start += 1;
-        self.base += 1;
-        if self.start >= ItemStates::DROP_AT && self.start * 2 >= self.states.len() {
-            self.states.drain(..self.start);
-            self.start = 0;
-        }
-        if self.keep || !self.recorded {
-            return Some(None);
-        }
-        self.records_base += 1;
-        Some(self.records.pop_front())
-    }
-
-    /// Every record kept, in submission order (with `keep`; else none).
-    fn into_records(self) -> Vec<ItemRecord> {
-        Vec::from(self.records)
-    }
 }
 
 #[derive(Debug)]
@@ -934,7 +781,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             return;
         }
         // A thread's phase is of an item alive: its group is in the window.
-        let group = item.map(|i| self.items.get(i).group);
+        let group = item.map(|i| self.items.group(i));
         self.sink.record(
             self.now,
             TraceEvent::ThreadPhase {
@@ -1034,7 +881,7 @@ impl<'a, S: TraceSink> World<'a, S> {
         self.items_finished == self.items_total && self.probes.iter().all(|p| p.in_flight.is_none())
     }
 
-    /// Creates the record of a new item of group `g`, queued now.
+    /// A new item of group `g`, queued now.
     fn new_item(&mut self, g: u32, owner: Owner) -> ItemId {
         self.items.push(g, owner, self.now)
     }
@@ -2052,99 +1899,8 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     /// The current step of the item on top of `t`'s stack is over: go on.
     fn step_finished(&mut self, t: ThreadId) {
         if let Some(&Frame::Item(item)) = self.world.th(t).frames.last() {
-            self.world.items.get_mut(item).step += 1;
+            self.world.items.run_mut(item).step += 1;
         }
         self.resume(t);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{ItemStates, Owner};
-    use crate::time::SimTime;
-
-    #[test]
-    fn item_states_keep_their_ids_when_the_ended_ones_are_dropped() {
-        // Enough items that the ended ones are dropped from the vector
-        // several times while others are pushed and read.
-        let mut items = ItemStates::new(false, 0);
-        let mut next_end = 0;
-        for k in 0..20_000u32 {
-            assert_eq!(items.push(k % 3, Owner::Task, SimTime::ZERO), k);
-            items.get_mut(k).step = k;
-            if k % 2 == 1 {
-                // Two pushed, one ends: the window grows by one an item pair.
-                items.finish(next_end, SimTime::ZERO);
-                assert!(items.pop_ended(false).is_some());
-                next_end += 1;
-            }
-            let oldest = items.base;
-            assert_eq!(oldest, next_end);
-            assert_eq!(items.get(oldest).step, oldest);
-            assert_eq!(items.get(k).group, k % 3);
-        }
-        assert_eq!(items.len(), 10_000);
-        // 20 000 pushed; the first DROP_AT ended were dropped once they
-        // were half the vector.
-        assert_eq!(items.states.len(), 20_000 - ItemStates::DROP_AT);
-    }
-
-    #[test]
-    fn item_states_let_the_ended_items_go_from_the_oldest_on() {
-        let mut items = ItemStates::new(false, 0);
-        let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
-        for k in 0..4 {
-            assert_eq!(items.push(k % 2, Owner::Task, at(k as u64)), k);
-        }
-        items.get_mut(2).step = 7;
-        items.finish(1, at(9));
-        // 0 has not ended: nothing leaves.
-        assert_eq!(items.pop_ended(false), None);
-        assert_eq!((items.base, items.len()), (0, 4));
-        items.finish(0, at(8));
-        // 0 and 1 ended: they leave in order; 2 is the oldest alive.
-        assert_eq!(items.pop_ended(false).flatten().map(|r| r.item), Some(0));
-        let one = items.pop_ended(false).flatten().expect("item 1 ended");
-        assert_eq!(
-            (one.item, one.group, one.queued, one.finished),
-            (1, 1, at(1), at(9))
-        );
-        assert_eq!(items.pop_ended(false), None);
-        assert_eq!((items.base, items.len()), (2, 2));
-        assert_eq!(items.get(2).step, 7);
-        assert_eq!(items.push(0, Owner::Parent, at(5)), 4);
-        assert_eq!(items.get(4).owner, Owner::Parent);
-        // At the end of a run every item leaves, ended or not.
-        let rest: Vec<_> = std::iter::from_fn(|| items.pop_ended(true).flatten()).collect();
-        assert_eq!(rest.iter().map(|r| r.item).collect::<Vec<_>>(), [2, 3, 4]);
-        assert_eq!(rest[0].finished, SimTime::MAX);
-        assert!(items.into_records().is_empty());
-    }
-
-    #[test]
-    fn kept_item_records_stay_when_their_items_leave() {
-        let mut items = ItemStates::new(true, 4);
-        let at = |ms| SimTime::ZERO + crate::time::SimDuration::from_ms(ms);
-        for k in 0..3 {
-            items.push(0, Owner::Task, at(k as u64));
-        }
-        items.record_mut(0).unwrap().started = at(1);
-        items.finish(0, at(2));
-        assert_eq!(items.pop_ended(false), Some(None));
-        assert_eq!(items.pop_ended(false), None);
-        // Item 0 left the window; its record is still there for the trace.
-        assert_eq!(items.record_mut(0).unwrap().finished, at(2));
-        items.finish(2, at(3));
-        while items.pop_ended(true).is_some() {}
-        let records = items.into_records();
-        assert_eq!(
-            records.iter().map(|r| r.item).collect::<Vec<_>>(),
-            [0, 1, 2]
-        );
-        assert_eq!(
-            records.iter().map(|r| r.finished).collect::<Vec<_>>(),
-            [at(2), SimTime::MAX, at(3)]
-        );
-        assert_eq!(records[0].started, at(1));
     }
 }

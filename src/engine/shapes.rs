@@ -35,7 +35,8 @@
 //!   release hands the count to the first waiter, whose continuation goes
 //!   to the releasing thread's local queue.
 
-use super::{Activity, Engine, Flow, Frame, ItemState, Owner, Work};
+use super::items::ItemState;
+use super::{Activity, Engine, Flow, Frame, Owner, Work};
 use crate::policy::Policy;
 use crate::policy::{BlockKind, RequestCause};
 use crate::pool::state::PoolHost;
@@ -186,27 +187,23 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     }
 
     fn step_item(&mut self, t: ThreadId, item: ItemId) -> Flow {
-        let ItemState { group, started, .. } = *self.world.items.get(item);
+        let ItemState { group, started, .. } = self.world.items.get(item);
         if !started {
             if let Some(sem) = self.world.groups[group as usize].semaphore
                 && !self.world.items.get(item).acquired
             {
                 // await semaphore.WaitAsync()
                 if self.world.semaphores[sem as usize].try_acquire() {
-                    self.world.items.get_mut(item).acquired = true;
+                    self.world.items.run_mut(item).acquired = true;
                 } else {
                     let cont = self.suspend(t, item);
                     self.world.semaphores[sem as usize].wait(cont);
-                    self.world.items.get_mut(item).acquired = true;
+                    self.world.items.run_mut(item).acquired = true;
                     return Flow::Suspended;
                 }
             }
             let now = self.world.now;
-            self.world.items.get_mut(item).started = true;
-            if let Some(rec) = self.world.items.record_mut(item) {
-                rec.started = now;
-                rec.thread = t;
-            }
+            self.world.items.start(item, t, now);
             self.world
                 .record(TraceEvent::ItemStarted { item, thread: t });
         }
@@ -279,21 +276,21 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                     return Flow::Pending;
                 }
                 Step::Await(d) => {
-                    self.world.items.get_mut(item).step += 1;
+                    self.world.items.run_mut(item).step += 1;
                     let cont = self.suspend(t, item);
                     let due = self.world.timer_due(d);
                     self.add_timer(due, super::TimerAction::Resume(cont), t);
                     return Flow::Suspended;
                 }
                 Step::Yield => {
-                    self.world.items.get_mut(item).step += 1;
+                    self.world.items.run_mut(item).step += 1;
                     let cont = self.suspend(t, item);
                     // Task.Yield: the global queue (or the task's scheduler).
                     self.queue_continuation(item, cont, None);
                     return Flow::Suspended;
                 }
             }
-            self.world.items.get_mut(item).step += 1;
+            self.world.items.run_mut(item).step += 1;
         }
     }
 
@@ -303,7 +300,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             .record(TraceEvent::ItemFinished { item, thread: t });
         let group = self.world.items.get(item).group;
         self.group_item_finished(group);
-        let state = *self.world.items.get(item);
+        let state = self.world.items.get(item);
         self.world.item_ended(item);
         if state.acquired
             && let Some(sem) = self.world.groups[group as usize].semaphore
@@ -455,13 +452,13 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                         (self.world.loops[l].first_item, self.world.loops[l].count);
                     for a in 1..count {
                         let item = first + a as ItemId;
-                        self.world.items.get_mut(item).owner = Owner::InvokeTask(lp);
+                        self.world.items.run_mut(item).owner = Owner::InvokeTask(lp);
                         self.world.loops[l].outstanding += 1;
                         self.world.enqueue_from(pool_caller, Work::Item(item));
                         self.request_thread(RequestCause::Enqueue);
                     }
                     if count > 0 {
-                        self.world.items.get_mut(first).owner = Owner::Parent;
+                        self.world.items.run_mut(first).owner = Owner::Parent;
                         return Flow::Push(Frame::Item(first));
                     }
                 }
@@ -724,7 +721,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             }
         }
         let item = self.world.loops[l].first_item + index as ItemId;
-        self.world.items.get_mut(item).owner = Owner::AsyncWorker(w);
+        self.world.items.run_mut(item).owner = Owner::AsyncWorker(w);
         Flow::Push(Frame::Item(item))
     }
 
