@@ -380,28 +380,8 @@
 //!   models are from them.
 //! - [`sweep`]: parameter sweeps ("what should I set?").
 
-pub mod account;
-pub mod coordination;
-pub mod counters;
-pub mod diagnostics;
-pub mod engine;
-pub mod explain;
-pub mod generate;
-pub mod measure;
-pub mod metrics;
-pub mod nettrace;
-pub mod output;
-pub mod policy;
-pub mod policy_file;
-pub mod pool;
-pub mod render;
-pub mod reproduce;
-pub mod rng;
-pub mod scenario;
-pub mod spread;
-pub mod stream;
-pub mod sweep;
-pub mod time;
-pub mod trace;
-pub mod validate;
-pub mod verdict;
+pub use poolsim_real::{
+    account, coordination, counters, diagnostics, engine, explain, files, generate, measure,
+    metrics, nettrace, output, policy, policy_file, pool, render, reproduce, rng, scenario, spread,
+    stream, sweep, time, trace, validate, verdict,
+};

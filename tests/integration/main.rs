@@ -17,7 +17,6 @@ mod gate_start;
 mod generated;
 mod import;
 mod invariants;
-mod layers;
 mod measure;
 mod metamorphic;
 mod model_dispatch;

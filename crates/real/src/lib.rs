@@ -1,0 +1,18 @@
+//! poolsim's real side: scenarios run for real ([`measure`]: Mono, .NET
+//! Core 3.1, .NET 8, and the native pool on OS threads), the runtime's own
+//! account of its pool ([`nettrace`]: EventPipe traces; [`account`]), and
+//! how far the models are from them ([`validate`], [`reproduce`]).
+//!
+//! The analysis crate's modules (and through them the core's) are
+//! re-exported here, so a path is the same in every crate.
+
+pub use poolsim_analysis::{
+    coordination, counters, diagnostics, engine, explain, files, generate, metrics, output, policy,
+    policy_file, pool, render, rng, scenario, spread, stream, sweep, time, trace, verdict,
+};
+
+pub mod account;
+pub mod measure;
+pub mod nettrace;
+pub mod reproduce;
+pub mod validate;
