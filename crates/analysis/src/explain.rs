@@ -99,8 +99,8 @@ use crate::policy::PolicyConfig;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    BlockingDelay, Decision, EventLog, GateOutcome, Phase, StarvationCheck, ThreadId, ThreadReason,
-    ThrottleKind, Trace, TraceEvent,
+    BlockingDelay, Decision, EventLog, GateOutcome, GoalReason, Phase, StarvationCheck, ThreadId,
+    ThreadReason, ThrottleKind, Trace, TraceEvent,
 };
 
 /// One decision in words.
@@ -311,7 +311,7 @@ pub fn explain(
             TraceEvent::ThreadCreated { thread, reason } => created_line(*thread, *reason),
             TraceEvent::GoalChanged {
                 goal,
-                reason: "min-threads",
+                reason: GoalReason::MinThreads,
             } => {
                 tally.min_goal.get_or_insert(*goal);
                 Some((

@@ -56,6 +56,53 @@ impl ThreadReason {
     }
 }
 
+/// Why a pool's thread goal moved: the minimum it starts at, and the
+/// runtime's own reasons (the `Reason` of CoreCLR's
+/// `ThreadPoolWorkerThreadAdjustmentAdjustment` event: hill climbing's
+/// transitions, starvation, a thread that timed out, cooperative
+/// blocking), which a model gives as the runtime would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GoalReason {
+    /// The goal starts at the minimum (`SetMinThreads`, by default the cores).
+    MinThreads,
+    /// Hill climbing's transitions.
+    Warmup,
+    Initializing,
+    RandomMove,
+    ClimbingMove,
+    ChangePoint,
+    Stabilizing,
+    /// The gate (monitor) thread's starvation rule.
+    Starvation,
+    /// An idle thread timed out and left.
+    ThreadTimedOut,
+    /// .NET 6+: a thread blocked in a cooperative wait is compensated.
+    CooperativeBlocking,
+    /// A reason an imported trace gives that has no name here.
+    Other,
+}
+
+impl GoalReason {
+    /// How the reason reads in outputs (`explain`, the Chrome trace): the
+    /// model's own reasons in its words (`starvation`, `min-threads`),
+    /// hill climbing's transitions by the runtime's names (`ClimbingMove`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GoalReason::MinThreads => "min-threads",
+            GoalReason::Warmup => "Warmup",
+            GoalReason::Initializing => "Initializing",
+            GoalReason::RandomMove => "RandomMove",
+            GoalReason::ClimbingMove => "ClimbingMove",
+            GoalReason::ChangePoint => "ChangePoint",
+            GoalReason::Stabilizing => "Stabilizing",
+            GoalReason::Starvation => "starvation",
+            GoalReason::ThreadTimedOut => "thread-timed-out",
+            GoalReason::CooperativeBlocking => "cooperative-blocking",
+            GoalReason::Other => "Other",
+        }
+    }
+}
+
 /// What a thread is doing, for timelines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
@@ -125,7 +172,7 @@ pub enum TraceEvent {
     /// The policy's thread goal changed.
     GoalChanged {
         goal: u32,
-        reason: &'static str,
+        reason: GoalReason,
     },
     /// Work items waiting in the global and local queues.
     QueueLength {

@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::metrics::median;
 use crate::nettrace::{AdjustmentReason, PoolTimeline};
 use crate::time::SimTime;
-use crate::trace::{Decision, ThreadReason, TraceEvent};
+use crate::trace::{Decision, GoalReason, ThreadReason, TraceEvent};
 
 /// Where a measured run's t0 lies on the clock its runtime's events are
 /// stamped with: the harness's `clock` record (Stopwatch ticks at t0, ticks
@@ -68,10 +68,10 @@ pub struct Account {
     pub adjustments: Vec<GoalAdjustment>,
 }
 
-/// The runtime's reason for a model's goal change, named as the model names
-/// it (the hill-climbing transition names, or the gate's and blocking
-/// rules' kebab-case names). `None` for `min-threads`: the starting goal,
-/// which no runtime logs.
+/// An adjustment reason by its name as people write it (validation's
+/// check labels such as `Starvation count`, in any case, with or without
+/// dashes). `None` for `min-threads`, the starting goal, which no runtime
+/// logs.
 pub fn model_reason(name: &str) -> Option<AdjustmentReason> {
     let key: String = name
         .chars()
@@ -89,6 +89,24 @@ pub fn model_reason(name: &str) -> Option<AdjustmentReason> {
         "threadtimedout" => AdjustmentReason::ThreadTimedOut,
         "cooperativeblocking" => AdjustmentReason::CooperativeBlocking,
         _ => return None,
+    })
+}
+
+/// The runtime's reason for a model's goal change: the same reasons, less
+/// the model's start at the minimum (which the runtime does not log as an
+/// adjustment).
+pub fn adjustment_reason(reason: GoalReason) -> Option<AdjustmentReason> {
+    Some(match reason {
+        GoalReason::MinThreads | GoalReason::Other => return None,
+        GoalReason::Warmup => AdjustmentReason::Warmup,
+        GoalReason::Initializing => AdjustmentReason::Initializing,
+        GoalReason::RandomMove => AdjustmentReason::RandomMove,
+        GoalReason::ClimbingMove => AdjustmentReason::ClimbingMove,
+        GoalReason::ChangePoint => AdjustmentReason::ChangePoint,
+        GoalReason::Stabilizing => AdjustmentReason::Stabilizing,
+        GoalReason::Starvation => AdjustmentReason::Starvation,
+        GoalReason::ThreadTimedOut => AdjustmentReason::ThreadTimedOut,
+        GoalReason::CooperativeBlocking => AdjustmentReason::CooperativeBlocking,
     })
 }
 
@@ -131,10 +149,10 @@ impl Account {
                     adopted: true,
                     goal,
                     ..
-                }) => (goal, "Initializing"),
+                }) => (goal, GoalReason::Initializing),
                 _ => continue,
             };
-            match model_reason(reason) {
+            match adjustment_reason(reason) {
                 Some(reason) => account.adjustments.push(GoalAdjustment {
                     at_ms: at.as_ms_f64(),
                     previous: goal,
@@ -439,28 +457,28 @@ mod tests {
                 at(0),
                 TraceEvent::GoalChanged {
                     goal: 2,
-                    reason: "min-threads",
+                    reason: GoalReason::MinThreads,
                 },
             ),
             (
                 at(1000),
                 TraceEvent::GoalChanged {
                     goal: 3,
-                    reason: "starvation",
+                    reason: GoalReason::Starvation,
                 },
             ),
             (
                 at(1500),
                 TraceEvent::GoalChanged {
                     goal: 4,
-                    reason: "cooperative-blocking",
+                    reason: GoalReason::CooperativeBlocking,
                 },
             ),
             (
                 at(2000),
                 TraceEvent::GoalChanged {
                     goal: 3,
-                    reason: "ClimbingMove",
+                    reason: GoalReason::ClimbingMove,
                 },
             ),
         ]
@@ -516,7 +534,7 @@ mod tests {
                 at(0),
                 TraceEvent::GoalChanged {
                     goal: 2,
-                    reason: "min-threads",
+                    reason: GoalReason::MinThreads,
                 },
             ),
             (at(650), sample(true, 2, 2)),
@@ -525,7 +543,7 @@ mod tests {
                 at(2700),
                 TraceEvent::GoalChanged {
                     goal: 3,
-                    reason: "Warmup",
+                    reason: GoalReason::Warmup,
                 },
             ),
         ];

@@ -6,7 +6,7 @@ use std::fs;
 use poolsim::nettrace::replay::imported_run;
 use poolsim::render::{SegmentSource, Timeline};
 use poolsim::time::SimTime;
-use poolsim::trace::{ThreadReason, TraceEvent};
+use poolsim::trace::{GoalReason, ThreadReason, TraceEvent};
 
 use super::super::common::poolsim;
 use super::{fixture_path, temp, timeline};
@@ -36,7 +36,7 @@ fn import_run_has_lanes_reasons_goal_and_items() {
         e,
         TraceEvent::GoalChanged {
             goal: 3,
-            reason: "Warmup"
+            reason: GoalReason::Warmup
         }
     )));
     // Twenty items, each on one of the three lanes, about 500 ms each.
@@ -79,7 +79,7 @@ fn import_run_of_a_trace_without_items_shows_the_starvation_threads() {
             matches!(
                 e,
                 TraceEvent::GoalChanged {
-                    reason: "Starvation",
+                    reason: GoalReason::Starvation,
                     ..
                 }
             )

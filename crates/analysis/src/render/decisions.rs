@@ -186,7 +186,7 @@ impl DecisionLines {
                     at,
                     previous: self.goal,
                     goal,
-                    reason,
+                    reason: reason.name(),
                     why,
                 });
                 self.goal = Some(goal);
@@ -342,7 +342,7 @@ mod tests {
                 SimTime::ZERO,
                 TraceEvent::GoalChanged {
                     goal: 4,
-                    reason: "min-threads",
+                    reason: crate::trace::GoalReason::MinThreads,
                 },
             ),
             gate(130, false),
@@ -351,7 +351,7 @@ mod tests {
                 at,
                 TraceEvent::GoalChanged {
                     goal: 5,
-                    reason: "starvation",
+                    reason: crate::trace::GoalReason::Starvation,
                 },
             ),
             (

@@ -68,6 +68,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
+use crate::policy::Wake;
 use crate::policy::{BlockKind, Policy, PolicyConfig, PoolControl, PoolCounts, RequestCause};
 use crate::pool::state::{
     Pair, PoolHost, PoolState, PoolWork, Semaphore, ThreadCounts, ThreadState, Throttles,
@@ -78,8 +79,8 @@ use crate::rng;
 use crate::scenario::{Arrival, Origin, Scenario, Step, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    CountSample, Decision, ItemId, Phase, ProbeRecord, ThreadId, ThreadReason, ThreadRecord,
-    ThrottleKind, Trace, TraceEvent, TraceSink,
+    CountSample, Decision, GoalReason, ItemId, Phase, ProbeRecord, ThreadId, ThreadReason,
+    ThreadRecord, ThrottleKind, Trace, TraceEvent, TraceSink,
 };
 use cpu::Cpu;
 use deadlines::IdleDeadlines;
@@ -231,7 +232,7 @@ enum EventKind {
     TimerThread(u32, u64),
     /// The probe loop wakes from its sleep.
     Probe(u32),
-    /// A wake-up the policy asked for.
+    /// A wake-up the policy asked for ([`Wake::pack`]ed).
     PolicyWake(u64),
     /// An idle (or retired) thread's wait for work times out.
     IdleTimeout(ThreadId, u64),
@@ -1203,10 +1204,10 @@ impl<S: TraceSink> PoolControl for World<'_, S> {
         self.creation_owed = self.creation_owed + self.creation_wait;
         true
     }
-    fn wake_at(&mut self, at: SimTime, tag: u64) {
-        self.schedule(at, EventKind::PolicyWake(tag));
+    fn wake_at(&mut self, at: SimTime, wake: Wake) {
+        self.schedule(at, EventKind::PolicyWake(wake.pack()));
     }
-    fn goal_changed(&mut self, goal: u32, reason: &'static str) {
+    fn goal_changed(&mut self, goal: u32, reason: GoalReason) {
         self.goal = Some(goal);
         self.record(TraceEvent::GoalChanged { goal, reason });
         self.sample_counts();
@@ -1403,7 +1404,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             }
             EventKind::TimerThread(q, generation) => self.timer_thread(q, generation),
             EventKind::Probe(p) => self.probe(p),
-            EventKind::PolicyWake(tag) => self.policy.wake(&mut self.world, tag),
+            EventKind::PolicyWake(wake) => self.policy.wake(&mut self.world, Wake::unpack(wake)),
             EventKind::MainResume(waited) => self.main_resume(waited),
             EventKind::IdleTimeout(t, generation) => self.idle_timeout(t, generation),
         }

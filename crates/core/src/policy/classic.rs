@@ -32,6 +32,7 @@
 //! a worker told to stop, a thread created on demand) is recorded with its
 //! inputs through [`PoolControl::decision`] before it acts.
 
+use crate::policy::Wake;
 use crate::policy::config::PolicyConfig;
 use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
@@ -41,7 +42,7 @@ use crate::policy::{
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, ThreadId, ThreadReason};
+use crate::trace::{Decision, GoalReason, ThreadId, ThreadReason};
 
 /// When hill climbing samples: the completion-driven bookkeeping around
 /// [`HillClimbing::update`] (CoreCLR 3.1 `ShouldAdjustMaxWorkersActive` /
@@ -177,7 +178,7 @@ impl Classic {
         maybe_add_working_worker(pool, self.goal, reason);
     }
 
-    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: GoalReason) {
         move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 }
@@ -191,7 +192,7 @@ impl Policy for Classic {
     }
 
     fn start(&mut self, pool: &mut dyn PoolControl) {
-        pool.goal_changed(self.goal, "min-threads");
+        pool.goal_changed(self.goal, GoalReason::MinThreads);
         if let Some(before) = self.gate.started_by_startup() {
             let completions = self
                 .hill_climbing
@@ -235,7 +236,7 @@ impl Policy for Classic {
                 let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
             }
-            let reason = self.hill_climbing.climber.last_transition().name();
+            let reason = GoalReason::from(self.hill_climbing.climber.last_transition());
             self.set_goal(pool, new_goal, reason);
             if self.goal > old {
                 self.maybe_add_working_worker(pool, ThreadReason::HillClimbing);
@@ -258,7 +259,7 @@ impl Policy for Classic {
         keep
     }
 
-    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: Wake) {
         if self.gate.is_start(tag) {
             self.gate.begin(pool);
             return;
@@ -282,7 +283,7 @@ impl Policy for Classic {
             .gate
             .starvation_tick(pool, view, InjectionRule::CountedPlusOne)
         {
-            self.set_goal(pool, goal, "starvation");
+            self.set_goal(pool, goal, GoalReason::Starvation);
             self.hill_climbing
                 .climber
                 .force_change(self.goal, Transition::Starvation);
@@ -293,7 +294,7 @@ impl Policy for Classic {
     fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         let remaining = pool.counts().existing.saturating_sub(1);
         let goal = remaining.min(self.goal).max(self.base.min);
-        self.set_goal(pool, goal, "thread-timed-out");
+        self.set_goal(pool, goal, GoalReason::ThreadTimedOut);
         self.hill_climbing
             .climber
             .force_change(self.goal, Transition::ThreadTimedOut);

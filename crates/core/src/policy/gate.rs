@@ -66,20 +66,14 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::policy::PoolControl;
 use crate::policy::config::{
     Comparison, CpuReading, FirstCpuSample, FirstTick, GateConfig, GateStart,
 };
+use crate::policy::{PoolControl, Wake};
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, GateOutcome, StarvationCheck};
-
-/// Wake-up tags of the gate thread: `GATE_TAG | generation << 8`.
-pub const GATE_TAG: u64 = 1;
-/// Wake-up tags of the gate thread's first run (`start =
-/// "with-first-thread"`): `GATE_START_TAG | generation << 8`.
-pub const GATE_START_TAG: u64 = 3;
 
 /// Where a gate thread that starts with the pool is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,21 +200,21 @@ impl GateThread {
         self.started_by_startup
     }
 
-    fn tag(&self) -> u64 {
-        GATE_TAG | (self.generation << 8)
+    fn tag(&self) -> Wake {
+        Wake::GateTick(self.generation)
     }
 
-    fn start_tag(&self) -> u64 {
-        GATE_START_TAG | (self.generation << 8)
+    fn start_tag(&self) -> Wake {
+        Wake::GateStart(self.generation)
     }
 
     /// Whether `tag` is this gate thread's current tick.
-    pub fn is_tick(&self, tag: u64) -> bool {
+    pub fn is_tick(&self, tag: Wake) -> bool {
         self.running && tag == self.tag()
     }
 
     /// Whether `tag` is this gate thread's first run (see [`GateThread::begin`]).
-    pub fn is_start(&self, tag: u64) -> bool {
+    pub fn is_start(&self, tag: Wake) -> bool {
         self.running && self.starting != Starting::No && tag == self.start_tag()
     }
 

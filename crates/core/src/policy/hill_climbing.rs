@@ -33,7 +33,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::policy::config::HillClimbingConfig;
 use crate::time::SimDuration;
-use crate::trace::Decision;
+use crate::trace::{Decision, GoalReason};
 
 /// `CpuUtilizationHigh` (win32threadpool.h): above this CPU percentage an
 /// upward move is refused. Not a `HillClimbing_*` setting, hence a constant.
@@ -66,6 +66,22 @@ pub enum Transition {
     ThreadTimedOut,
     /// .NET 6+: the goal changed because of cooperative blocking.
     CooperativeBlocking,
+}
+
+impl From<Transition> for GoalReason {
+    fn from(t: Transition) -> GoalReason {
+        match t {
+            Transition::Warmup => GoalReason::Warmup,
+            Transition::Initializing => GoalReason::Initializing,
+            Transition::RandomMove => GoalReason::RandomMove,
+            Transition::ClimbingMove => GoalReason::ClimbingMove,
+            Transition::ChangePoint => GoalReason::ChangePoint,
+            Transition::Stabilizing => GoalReason::Stabilizing,
+            Transition::Starvation => GoalReason::Starvation,
+            Transition::ThreadTimedOut => GoalReason::ThreadTimedOut,
+            Transition::CooperativeBlocking => GoalReason::CooperativeBlocking,
+        }
+    }
 }
 
 impl Transition {

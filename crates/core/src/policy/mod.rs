@@ -18,7 +18,7 @@ pub mod portable;
 
 use crate::scenario::Scenario;
 use crate::time::SimTime;
-use crate::trace::{Decision, ThreadId, ThreadReason};
+use crate::trace::{Decision, GoalReason, ThreadId, ThreadReason};
 
 pub use config::{ModelKind, PolicyConfig};
 
@@ -87,13 +87,59 @@ pub trait PoolControl {
     /// Releases an idle worker, else brings back a retired one, else creates
     /// a thread. Returns false when none is possible (`max_threads` reached).
     fn add_worker(&mut self, reason: ThreadReason) -> bool;
-    /// Calls [`Policy::wake`] with `tag` at `at` (not before now).
-    fn wake_at(&mut self, at: SimTime, tag: u64);
+    /// Calls [`Policy::wake`] with `wake` at `at` (not before now).
+    fn wake_at(&mut self, at: SimTime, wake: Wake);
     /// Records a goal change in the trace.
-    fn goal_changed(&mut self, goal: u32, reason: &'static str);
+    fn goal_changed(&mut self, goal: u32, reason: GoalReason);
     /// Records a decision and the inputs its rule read, for `poolsim
     /// explain` (only the trace sink sees it). Call it just before acting.
     fn decision(&mut self, _decision: Decision) {}
+}
+
+/// A wake-up a policy asked for with [`PoolControl::wake_at`], handed back
+/// to [`Policy::wake`]: what it is for, and the generation of what asked
+/// (a gate thread stopped and started again has a new one, so the wake-ups
+/// of its earlier run are told apart and dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Wake {
+    /// The gate (monitor) thread's next tick.
+    GateTick(u64),
+    /// The gate thread's first run, when it starts with the pool's first
+    /// worker (`start = "with-first-thread"`).
+    GateStart(u64),
+    /// A cooperative-blocking adjustment's delay has passed (portable pool).
+    BlockingAdjustment(u64),
+    /// .NET 2.0's gate thread: its CPU reading.
+    Net20Reading(u64),
+    /// .NET 2.0's gate thread: its starvation check.
+    Net20Check(u64),
+}
+
+impl Wake {
+    /// The wake-up in one word, as an event queue keeps it: the
+    /// generation above three bits of kind.
+    pub fn pack(self) -> u64 {
+        let (kind, generation) = match self {
+            Wake::GateTick(g) => (0, g),
+            Wake::GateStart(g) => (1, g),
+            Wake::BlockingAdjustment(g) => (2, g),
+            Wake::Net20Reading(g) => (3, g),
+            Wake::Net20Check(g) => (4, g),
+        };
+        (generation << 3) | kind
+    }
+
+    /// The wake-up [`Wake::pack`] made `word` of.
+    pub fn unpack(word: u64) -> Wake {
+        let generation = word >> 3;
+        match word & 7 {
+            0 => Wake::GateTick(generation),
+            1 => Wake::GateStart(generation),
+            2 => Wake::BlockingAdjustment(generation),
+            3 => Wake::Net20Reading(generation),
+            _ => Wake::Net20Check(generation),
+        }
+    }
 }
 
 /// What every model holds alike: its name and its thread limits.
@@ -183,7 +229,7 @@ pub trait Policy: Send {
     ) {
     }
     /// A wake-up the policy asked for with [`PoolControl::wake_at`].
-    fn wake(&mut self, _pool: &mut dyn PoolControl, _tag: u64) {}
+    fn wake(&mut self, _pool: &mut dyn PoolControl, _wake: Wake) {}
     /// An idle worker waited `idle_timeout` for work. Returns whether it exits.
     fn idle_timed_out(&mut self, _pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         true
@@ -221,7 +267,7 @@ pub fn move_goal(
     (min, max): (u32, u32),
     pool: &mut dyn PoolControl,
     goal: u32,
-    reason: &'static str,
+    reason: GoalReason,
 ) {
     let goal = goal.clamp(min.min(max), max);
     if goal != *current {
@@ -268,4 +314,34 @@ pub fn thread_limits(config: &PolicyConfig, scenario: &Scenario) -> (u32, u32) {
         .unwrap_or_else(|| config.threads.max.resolve(cores))
         .max(min);
     (min, max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wake;
+
+    #[test]
+    fn a_wake_up_comes_back_as_it_was_asked_for() {
+        let all = |g| {
+            [
+                Wake::GateTick(g),
+                Wake::GateStart(g),
+                Wake::BlockingAdjustment(g),
+                Wake::Net20Reading(g),
+                Wake::Net20Check(g),
+            ]
+        };
+        for g in [0, 1, 7, 8, 255, 1 << 40] {
+            for w in all(g) {
+                assert_eq!(Wake::unpack(w.pack()), w);
+            }
+            // Kinds and generations never share a word.
+            let words: std::collections::BTreeSet<u64> = all(g)
+                .iter()
+                .chain(all(g + 1).iter())
+                .map(|w| w.pack())
+                .collect();
+            assert_eq!(words.len(), 10);
+        }
+    }
 }

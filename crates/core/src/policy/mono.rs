@@ -56,6 +56,7 @@
 //! sample, a worker parked, a thread created on demand) is recorded with its
 //! inputs through [`PoolControl::decision`] before it acts.
 
+use crate::policy::Wake;
 use crate::policy::config::{HeuristicStart, HillClimbingConfig, PolicyConfig};
 use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
 use crate::policy::hill_climbing::{HillClimbing, Transition};
@@ -63,7 +64,7 @@ use crate::policy::{Policy, PolicyBase, PoolControl, RequestCause, move_goal, th
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{Decision, ThreadId, ThreadReason};
+use crate::trace::{Decision, GoalReason, ThreadId, ThreadReason};
 
 /// Mono's `heuristic_notify_work_completed` / `heuristic_should_adjust` /
 /// `heuristic_adjust`, on its millisecond clock (`mono_msec_ticks`):
@@ -262,7 +263,7 @@ impl Mono {
         pool.add_worker(reason)
     }
 
-    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: GoalReason) {
         move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 }
@@ -279,7 +280,7 @@ impl Policy for Mono {
     }
 
     fn start(&mut self, pool: &mut dyn PoolControl) {
-        pool.goal_changed(self.goal, "min-threads");
+        pool.goal_changed(self.goal, GoalReason::MinThreads);
     }
 
     fn thread_requested(&mut self, pool: &mut dyn PoolControl, _cause: RequestCause) {
@@ -342,7 +343,7 @@ impl Policy for Mono {
                 let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((self.goal, goal), 1e6, self.gate.cpu_utilization));
             }
-            let reason = self.hill_climbing.climber.last_transition().name();
+            let reason = GoalReason::from(self.hill_climbing.climber.last_transition());
             self.set_goal(pool, new_goal, reason);
         }
         let working = pool.counts().working;
@@ -370,7 +371,7 @@ impl Policy for Mono {
         false
     }
 
-    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: Wake) {
         if self.gate.is_start(tag) {
             self.gate.begin(pool);
             return;
@@ -407,7 +408,13 @@ impl Policy for Mono {
         // max_working + 1, bounded by limit_worker_max only; at the maximum
         // the monitor still adds a thread while fewer work than the goal.
         if goal > self.goal {
-            move_goal(&mut self.goal, (0, self.base.max), pool, goal, "starvation");
+            move_goal(
+                &mut self.goal,
+                (0, self.base.max),
+                pool,
+                goal,
+                GoalReason::Starvation,
+            );
             self.hill_climbing
                 .climber
                 .force_change(self.goal, Transition::Starvation);
@@ -422,7 +429,7 @@ impl Policy for Mono {
     fn idle_timed_out(&mut self, pool: &mut dyn PoolControl, _thread: ThreadId) -> bool {
         let remaining = pool.counts().existing.saturating_sub(1);
         let goal = remaining.min(self.goal).max(self.base.min);
-        self.set_goal(pool, goal, "thread-timed-out");
+        self.set_goal(pool, goal, GoalReason::ThreadTimedOut);
         true
     }
 }

@@ -86,6 +86,7 @@
 //! A gate check with work queued and a worker created at once on queueing
 //! are recorded with their inputs through [`PoolControl::decision`].
 
+use crate::policy::Wake;
 use crate::policy::config::{FirstTick, GateConfig, PolicyConfig, TimerDispatch};
 use crate::policy::gate::comparison_symbol;
 use crate::policy::{Policy, PolicyBase, PoolControl, PoolCounts, RequestCause};
@@ -102,11 +103,6 @@ const WARMUP_PER_CORE: u64 = 2;
 /// bug, `GATE_THREAD_DELAY` and `THROTTLE_RATE`.
 const DEFAULT_CREATION_DELAY: SimDuration = SimDuration::from_ms(500);
 const DEFAULT_CREATION_GROWTH: f64 = 1.1;
-
-/// Wake-up kinds; the tag is `generation * 2 + kind`, so wake-ups of a gate
-/// thread that has since stopped are ignored.
-const GATE_READING: u64 = 0;
-const GATE_CHECK: u64 = 1;
 
 /// The .NET 2.0 / 2.0 SP1 pool.
 #[derive(Debug)]
@@ -248,13 +244,15 @@ impl Net20 {
         if reading_after == 0 {
             self.take_reading(pool);
         } else {
-            pool.wake_at(now + SimDuration(reading_after), self.tag(GATE_READING));
+            pool.wake_at(
+                now + SimDuration(reading_after),
+                Wake::Net20Reading(self.gate_generation),
+            );
         }
-        pool.wake_at(now + self.first_check, self.tag(GATE_CHECK));
-    }
-
-    fn tag(&self, kind: u64) -> u64 {
-        self.gate_generation * 2 + kind
+        pool.wake_at(
+            now + self.first_check,
+            Wake::Net20Check(self.gate_generation),
+        );
     }
 
     fn take_reading(&mut self, pool: &mut dyn PoolControl) {
@@ -355,7 +353,7 @@ impl Net20 {
             None => self.gate.drift.min(),
         };
         let next = pool.now() + self.gate.period + drift;
-        pool.wake_at(next, self.tag(GATE_CHECK));
+        pool.wake_at(next, Wake::Net20Check(self.gate_generation));
     }
 }
 
@@ -400,13 +398,15 @@ impl Policy for Net20 {
         true
     }
 
-    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
-        if !self.gate_running || tag / 2 != self.gate_generation {
-            return;
-        }
-        match tag % 2 {
-            GATE_READING => self.take_reading(pool),
-            _ => self.gate_check(pool),
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: Wake) {
+        match tag {
+            Wake::Net20Reading(g) if self.gate_running && g == self.gate_generation => {
+                self.take_reading(pool)
+            }
+            Wake::Net20Check(g) if self.gate_running && g == self.gate_generation => {
+                self.gate_check(pool)
+            }
+            _ => {}
         }
     }
 }

@@ -29,6 +29,7 @@
 //! thread created on demand) is recorded with its inputs through
 //! [`PoolControl::decision`] before it acts.
 
+use crate::policy::Wake;
 use crate::policy::classic::HillClimbingSampler;
 use crate::policy::config::{BlockingConfig, PolicyConfig};
 use crate::policy::gate::{self, GateThread, InjectionRule, LastDequeue, TickView};
@@ -38,10 +39,9 @@ use crate::policy::{
 };
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{BlockingDelay, Decision, ThreadId, ThreadReason};
+use crate::trace::{BlockingDelay, Decision, GoalReason, ThreadId, ThreadReason};
 
 /// Wake-up tag of a cooperative-blocking adjustment (`| generation << 8`).
-const BLOCKING_TAG: u64 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pending {
@@ -101,7 +101,7 @@ impl Portable {
         }
     }
 
-    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: &'static str) {
+    fn set_goal(&mut self, pool: &mut dyn PoolControl, goal: u32, reason: GoalReason) {
         move_goal(&mut self.goal, self.base.limits(), pool, goal, reason);
     }
 
@@ -115,7 +115,7 @@ impl Portable {
         self.adjustment_scheduled = true;
         pool.wake_at(
             pool.now() + after,
-            BLOCKING_TAG | (self.adjustment_generation << 8),
+            Wake::BlockingAdjustment(self.adjustment_generation),
         );
     }
 
@@ -207,7 +207,7 @@ impl Portable {
                     delay: None,
                     next_in: None,
                 });
-                self.set_goal(pool, goal, "cooperative-blocking");
+                self.set_goal(pool, goal, GoalReason::CooperativeBlocking);
                 self.hill_climbing
                     .climber
                     .force_change(self.goal, Transition::CooperativeBlocking);
@@ -243,7 +243,7 @@ impl Portable {
         });
         if new_goal > old_goal {
             self.added_by_blocking += new_goal - old_goal;
-            self.set_goal(pool, new_goal, "cooperative-blocking");
+            self.set_goal(pool, new_goal, GoalReason::CooperativeBlocking);
             self.hill_climbing
                 .climber
                 .force_change(self.goal, Transition::CooperativeBlocking);
@@ -271,7 +271,7 @@ impl Policy for Portable {
     }
 
     fn start(&mut self, pool: &mut dyn PoolControl) {
-        pool.goal_changed(self.goal, "min-threads");
+        pool.goal_changed(self.goal, GoalReason::MinThreads);
     }
 
     #[inline]
@@ -304,7 +304,7 @@ impl Policy for Portable {
                 let goal = self.base.clamp(new_goal);
                 pool.decision(stats.decision((old, goal), 1e9, self.gate.cpu_utilization));
             }
-            let reason = self.hill_climbing.climber.last_transition().name();
+            let reason = GoalReason::from(self.hill_climbing.climber.last_transition());
             self.set_goal(pool, new_goal, reason);
             if self.goal > old {
                 self.maybe_add_working_worker(pool, ThreadReason::HillClimbing);
@@ -355,13 +355,13 @@ impl Policy for Portable {
         }
     }
 
-    fn wake(&mut self, pool: &mut dyn PoolControl, tag: u64) {
+    fn wake(&mut self, pool: &mut dyn PoolControl, tag: Wake) {
         if self.gate.is_start(tag) {
             self.gate.begin(pool);
             return;
         }
-        if tag & 0xff == BLOCKING_TAG {
-            if tag >> 8 == self.adjustment_generation && self.adjustment_scheduled {
+        if let Wake::BlockingAdjustment(generation) = tag {
+            if generation == self.adjustment_generation && self.adjustment_scheduled {
                 self.adjustment_scheduled = false;
                 self.blocking_wake(pool);
             }
@@ -391,7 +391,7 @@ impl Policy for Portable {
             .gate
             .starvation_tick(pool, view, InjectionRule::CountedPlusOne)
         {
-            self.set_goal(pool, goal, "starvation");
+            self.set_goal(pool, goal, GoalReason::Starvation);
             self.hill_climbing
                 .climber
                 .force_change(self.goal, Transition::Starvation);
@@ -407,7 +407,7 @@ impl Policy for Portable {
         let remaining = counts.existing - 1;
         let floor = self.base.min.max(self.target().min(self.goal));
         let goal = remaining.min(self.goal).max(floor);
-        self.set_goal(pool, goal, "thread-timed-out");
+        self.set_goal(pool, goal, GoalReason::ThreadTimedOut);
         self.hill_climbing
             .climber
             .force_change(self.goal, Transition::ThreadTimedOut);

@@ -140,6 +140,23 @@ impl AdjustmentReason {
     }
 
     /// The runtime's name for a known reason, `"Other"` for an unknown one.
+    /// The reason as the model's goal changes give it.
+    pub fn goal_reason(self) -> crate::trace::GoalReason {
+        use crate::trace::GoalReason;
+        match self {
+            AdjustmentReason::Warmup => GoalReason::Warmup,
+            AdjustmentReason::Initializing => GoalReason::Initializing,
+            AdjustmentReason::RandomMove => GoalReason::RandomMove,
+            AdjustmentReason::ClimbingMove => GoalReason::ClimbingMove,
+            AdjustmentReason::ChangePoint => GoalReason::ChangePoint,
+            AdjustmentReason::Stabilizing => GoalReason::Stabilizing,
+            AdjustmentReason::Starvation => GoalReason::Starvation,
+            AdjustmentReason::ThreadTimedOut => GoalReason::ThreadTimedOut,
+            AdjustmentReason::CooperativeBlocking => GoalReason::CooperativeBlocking,
+            AdjustmentReason::Other(_) => GoalReason::Other,
+        }
+    }
+
     pub fn static_name(self) -> &'static str {
         match self {
             AdjustmentReason::Warmup => "Warmup",

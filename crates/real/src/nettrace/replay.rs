@@ -171,7 +171,7 @@ pub fn imported_run(t: &PoolTimeline, name: &str) -> ImportedRun {
             at(a.time_ns),
             TraceEvent::GoalChanged {
                 goal: a.new_count,
-                reason: a.reason.static_name(),
+                reason: a.reason.goal_reason(),
             },
         ));
     }

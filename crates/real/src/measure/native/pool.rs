@@ -95,7 +95,7 @@ pub(super) struct Slot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum TimerEvent {
     /// A wake-up the policy asked for.
-    PolicyWake(u64),
+    PolicyWake(crate::policy::Wake),
     /// The native timer thread notices an expired timer in queue `q`.
     TimerThread(u32, u64),
     /// A periodic thread-count sample.
@@ -681,10 +681,10 @@ impl PoolControl for Pool {
         }
         self.create_pool_thread(reason)
     }
-    fn wake_at(&mut self, at: SimTime, tag: u64) {
-        self.schedule(at, TimerEvent::PolicyWake(tag));
+    fn wake_at(&mut self, at: SimTime, wake: crate::policy::Wake) {
+        self.schedule(at, TimerEvent::PolicyWake(wake));
     }
-    fn goal_changed(&mut self, goal: u32, _reason: &'static str) {
+    fn goal_changed(&mut self, goal: u32, _reason: crate::trace::GoalReason) {
         self.goal = Some(goal);
         self.sample_counts();
     }
