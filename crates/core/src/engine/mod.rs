@@ -158,26 +158,31 @@ pub fn simulate<S: TraceSink>(
     sink: &mut S,
     options: &SimOptions,
 ) -> RunResult {
-    use crate::policy::{ModelKind, classic, dedicated, mono, net20, portable};
-    // The same models as `policy::build`, each as its own type.
-    macro_rules! run_model {
-        ($model:path) => {
-            run_engine(
-                scenario,
-                config,
-                Box::new(<$model>::new(config, scenario)),
-                sink,
-                options,
-            )
-        };
+    use crate::policy::{Model, ModelRun, with_model};
+    // Each model as its own type, from the model registry (`policy::build`
+    // makes the same models behind `dyn Policy`).
+    struct Run<'a, S> {
+        scenario: &'a Scenario,
+        config: &'a PolicyConfig,
+        sink: &'a mut S,
+        options: &'a SimOptions,
     }
-    match config.model {
-        ModelKind::Classic => run_model!(classic::Classic),
-        ModelKind::Portable => run_model!(portable::Portable),
-        ModelKind::Mono => run_model!(mono::Mono),
-        ModelKind::Dedicated => run_model!(dedicated::Dedicated),
-        ModelKind::Net20 => run_model!(net20::Net20),
+    impl<S: TraceSink> ModelRun for Run<'_, S> {
+        type Output = RunResult;
+        fn run<M: Model>(self) -> RunResult {
+            let model = Box::new(M::new(self.config, self.scenario));
+            run_engine(self.scenario, self.config, model, self.sink, self.options)
+        }
     }
+    with_model(
+        config.model,
+        Run {
+            scenario,
+            config,
+            sink,
+            options,
+        },
+    )
 }
 
 /// Runs `scenario` under a model the caller built — its own [`Policy`]

@@ -301,3 +301,9 @@ impl Policy for Classic {
         true
     }
 }
+
+impl crate::policy::Model for Classic {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Classic {
+        Classic::new(config, scenario)
+    }
+}

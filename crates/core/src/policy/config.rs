@@ -71,32 +71,9 @@ impl Spread {
     }
 }
 
-/// Which model (code) interprets the constants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelKind {
-    /// .NET Framework 4.x / .NET Core 3.x / .NET 5 native pool.
-    Classic,
-    /// .NET 6+ managed ("portable") pool: classic + cooperative blocking.
-    Portable,
-    /// Mono 6.8's port of the classic pool (monitor thread).
-    Mono,
-    /// .NET 2.0 SP1's pool with its start-delay bug.
-    Net20,
-    /// A new OS thread for every work item.
-    Dedicated,
-}
-
-impl ModelKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ModelKind::Classic => "classic",
-            ModelKind::Portable => "portable",
-            ModelKind::Mono => "mono",
-            ModelKind::Net20 => "net20",
-            ModelKind::Dedicated => "dedicated",
-        }
-    }
-}
+/// Which model (code) interprets the constants: the model registry's
+/// (`policy::models!`).
+pub use super::ModelKind;
 
 /// A thread count given in a policy file: a number, or a multiple of the
 /// machine's cores (`"cores"`, `"4*cores"`).

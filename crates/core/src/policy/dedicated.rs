@@ -44,3 +44,9 @@ impl Policy for Dedicated {
         true
     }
 }
+
+impl crate::policy::Model for Dedicated {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Dedicated {
+        Dedicated::new(config, scenario)
+    }
+}

@@ -7,20 +7,79 @@
 //! the thread-request count of the managed work queue, timers) and asks the
 //! policy only what differs between pools.
 
-pub mod classic;
 pub mod config;
-pub mod dedicated;
 pub mod gate;
 pub mod hill_climbing;
-pub mod mono;
-pub mod net20;
-pub mod portable;
+
+/// The model registry: each model once, as its module, its type, the name
+/// a policy file gives it (`model = "..."`) and what it is. [`ModelKind`],
+/// the policy files' list of models, [`build`] and the engine's per-model
+/// dispatch ([`with_model`]) all come from this list, so a new model is its
+/// file, its policy TOML and one line here. A line may carry attributes
+/// (`#[cfg(test)]` for a model only the tests know).
+macro_rules! models {
+    ($( $(#[$attr:meta])* $kind:ident => $module:ident :: $model:ident, $name:literal, $about:literal; )*) => {
+        $( $(#[$attr])* pub mod $module; )*
+
+        /// Which model a policy runs (`model = "..."` in its file).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ModelKind {
+            $( #[doc = $about] $(#[$attr])* $kind, )*
+        }
+
+        impl ModelKind {
+            /// Every model, in registry order.
+            pub const ALL: &[ModelKind] = &[$( $(#[$attr])* ModelKind::$kind, )*];
+
+            /// The name a policy file gives the model.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( $(#[$attr])* ModelKind::$kind => $name, )*
+                }
+            }
+        }
+
+        /// Calls `run` with the model `kind` as its own type, so that the
+        /// caller is compiled once per model (the engine's loop then inlines
+        /// the model's decision points).
+        pub fn with_model<R: ModelRun>(kind: ModelKind, run: R) -> R::Output {
+            match kind {
+                $( $(#[$attr])* ModelKind::$kind => run.run::<$module::$model>(), )*
+            }
+        }
+    };
+}
+
+models! {
+    Classic => classic::Classic, "classic",
+        ".NET Framework 4.x / .NET Core 3.x / .NET 5 native pool.";
+    Portable => portable::Portable, "portable",
+        ".NET 6+ managed (\"portable\") pool: classic + cooperative blocking.";
+    Mono => mono::Mono, "mono", "Mono 6.8's port of the classic pool (monitor thread).";
+    Net20 => net20::Net20, "net20", ".NET 2.0 SP1's pool with its start-delay bug.";
+    Dedicated => dedicated::Dedicated, "dedicated", "A new OS thread for every work item.";
+    #[cfg(test)]
+    FixedForTests => fixed_for_tests::Fixed, "fixed-for-tests",
+        "A model only the tests know: the minimum's threads, no more.";
+}
+
+/// A model built from its policy and the scenario: what the registry needs
+/// of a model's type.
+pub trait Model: Policy + Sized + 'static {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Self;
+}
+
+/// Work to do with a model as its own type ([`with_model`]).
+pub trait ModelRun {
+    type Output;
+    fn run<M: Model>(self) -> Self::Output;
+}
 
 use crate::scenario::Scenario;
 use crate::time::SimTime;
 use crate::trace::{Decision, GoalReason, ThreadId, ThreadReason};
 
-pub use config::{ModelKind, PolicyConfig};
+pub use config::PolicyConfig;
 
 /// What a blocked pool thread waits in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,13 +310,14 @@ pub trait Policy: Send {
 /// (`min_threads`, `max_threads`, gate phase) and the run's seed.
 /// (`engine::simulate` builds the same models, each as its own type.)
 pub fn build(config: &PolicyConfig, scenario: &Scenario) -> Box<dyn Policy> {
-    match config.model {
-        ModelKind::Classic => Box::new(classic::Classic::new(config, scenario)),
-        ModelKind::Portable => Box::new(portable::Portable::new(config, scenario)),
-        ModelKind::Mono => Box::new(mono::Mono::new(config, scenario)),
-        ModelKind::Dedicated => Box::new(dedicated::Dedicated::new(config, scenario)),
-        ModelKind::Net20 => Box::new(net20::Net20::new(config, scenario)),
+    struct Boxed<'a>(&'a PolicyConfig, &'a Scenario);
+    impl ModelRun for Boxed<'_> {
+        type Output = Box<dyn Policy>;
+        fn run<M: Model>(self) -> Box<dyn Policy> {
+            Box::new(M::new(self.0, self.1))
+        }
     }
+    with_model(config.model, Boxed(config, scenario))
 }
 
 /// Moves a thread goal to `goal` clamped to `[min, max]` and records a

@@ -434,6 +434,13 @@ impl Policy for Mono {
     }
 }
 
+
+impl crate::policy::Model for Mono {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Mono {
+        Mono::new(config, scenario)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -410,3 +410,9 @@ impl Policy for Net20 {
         }
     }
 }
+
+impl crate::policy::Model for Net20 {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Net20 {
+        Net20::new(config, scenario)
+    }
+}

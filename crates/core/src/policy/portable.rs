@@ -414,3 +414,9 @@ impl Policy for Portable {
         true
     }
 }
+
+impl crate::policy::Model for Portable {
+    fn new(config: &PolicyConfig, scenario: &Scenario) -> Portable {
+        Portable::new(config, scenario)
+    }
+}

@@ -28,14 +28,8 @@ use crate::scenario::model::{MAX_THREADS_LIMIT, THROTTLE_KINDS, throttle_kind_na
 use crate::scenario::raw::{Number, TimeUnit};
 use crate::time::SimDuration;
 
-/// The models a policy file may name; a new model is one line here.
-pub(super) const MODELS: &[ModelKind] = &[
-    ModelKind::Classic,
-    ModelKind::Portable,
-    ModelKind::Mono,
-    ModelKind::Net20,
-    ModelKind::Dedicated,
-];
+/// The models a policy file may name: the model registry's (`policy::models!`).
+pub(super) const MODELS: &[ModelKind] = ModelKind::ALL;
 
 /// `comparison = ...` values.
 const COMPARISONS: &[(&str, Comparison)] = &[
