@@ -1,4 +1,4 @@
-//! The engine's speed and memory (issue 15), in one run; the README's
+//! The engine's speed and memory, in one run; docs/speed.md's
 //! performance figures come from it.
 //!
 //! cargo build --release && cargo run --release --example bench [-- OPTIONS]

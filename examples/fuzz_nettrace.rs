@@ -17,7 +17,7 @@
 //! `output/fuzz-crashes/` (`nettrace-SEED-N.bin`) and the run exits 1.
 //! Default: 100,000 inputs.
 //!
-//! Last run (2026-12-04, issue 13, seeds: the synthetic trace and the
+//! Last run (2026-12-04, seeds: the synthetic trace and the
 //! three recorded fixtures, net8-items.nettrace among them):
 //! `cargo run --release --example fuzz_nettrace -- --inputs 100000`
 //! ran 100,000 inputs in 1.9 s with no panic and no hang: 9,229 decoded

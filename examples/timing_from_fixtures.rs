@@ -1,7 +1,7 @@
 //! Measures, from the recorded real runs, how late a `Thread.Sleep` returns,
 //! how far the gate (monitor) thread's ticks drift, and how long a new
 //! pool thread takes to start, per runtime: the constants of the Linux
-//! policies' `sleep_overshoot_us` and `drift_ms` (issue 12).
+//! policies' `sleep_overshoot_us` and `drift_ms`.
 //!
 //! ```sh
 //! cargo run --release --example timing_from_fixtures            # mono, net8, coreclr3

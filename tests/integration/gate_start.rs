@@ -1,4 +1,4 @@
-//! Who gets the one core at the pool's start (issue 12). The program's main
+//! Who gets the one core at the pool's start. The program's main
 //! thread, once it has created the pool's first worker, loses the core to
 //! it until the worker leaves it free or a scheduler tick comes
 //! (`[threads] main_yields_to_first_worker`). And the gate thread's first

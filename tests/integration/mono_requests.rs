@@ -1,4 +1,4 @@
-//! Mono 6.8's two-level thread requests (issue 12): a managed request
+//! Mono 6.8's two-level thread requests: a managed request
 //! reaches the worker pool only while threadpool.c's `starting` counter is
 //! under 16, and a worker inside `worker_callback` keeps dispatching while
 //! any request is outstanding without taking the token its request left.

@@ -1,4 +1,4 @@
-//! Mono 6.8's pool as a fresh process meets it (issue 12): its hill
+//! Mono 6.8's pool as a fresh process meets it: its hill
 //! climbing's clock counts from boot, so the process's first completion
 //! takes the first sample, and until then the monitor's last dequeue is at
 //! boot, so every round injects; its first worker starts as slowly as

@@ -1,4 +1,4 @@
-//! Linux's wake-up preemption (issue 12): a pool thread that runs a timer's
+//! Linux's wake-up preemption: a pool thread that runs a timer's
 //! callback releasing a thread blocked in `Task.Delay().Wait()`, whose next
 //! step is CPU work, goes on only after the scheduler gives it its core back
 //! when the released thread leaves none free (`threads.wake_preempt_us`,

@@ -102,7 +102,7 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
     );
     // The measured runs with tiering on lie inside the model's range, but
     // for the 5.86 s run: with the measured gate drift (a distribution of
-    // median 0.33 ms a tick, issue 12, where a fixed 0.5 ms stood) the model
+    // median 0.33 ms a tick, where a fixed 0.5 ms stood) the model
     // reaches 5.95 s in 1 of 1000 seeds (5 of 1000 before), none of these
     // 100. Pinned so that a model that covers it again says so.
     for real in [7140.0, 6500.0] {
@@ -119,7 +119,7 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
     );
 }
 
-/// Issue 12's timing, per item: on the Linux policies a `Thread.Sleep`
+/// The measured timing, per item: on the Linux policies a `Thread.Sleep`
 /// returns a little late (the measured overshoot) and a `Task.Delay` on
 /// CoreCLR is due on the 4 ms `TickCount` grid (up to a step early or
 /// late); Mono's timers are exact but wake late; the Windows-derived

@@ -1,4 +1,4 @@
-//! The runtime's start-up as the program meets it (issue 12): with tiered
+//! The runtime's start-up as the program meets it: with tiered
 //! compilation on, .NET Core 3.1's gate thread is already ticking at the
 //! program's first request on two cores or more, and is started by that
 //! request on one processor (`TC_DelaySingleProcMultiplier`); the run's

@@ -1,4 +1,4 @@
-//! `poolsim import` beyond the timeline (issue 13), one file per behaviour:
+//! `poolsim import` beyond the timeline, one file per behaviour:
 //! the work items of a .NET 8 trace ([`items`]), the charts of a trace
 //! ([`charts`]), the drafted scenario ([`scenario`]) and bad input
 //! ([`bad_input`]). The fixtures are real traces of .NET 8.0.4 in

@@ -6,7 +6,7 @@
 
 use crate::time::{SimDuration, SimTime};
 
-/// Upper bound on items in one group and in one scenario (issue: "counts over
+/// Upper bound on items in one group and in one scenario ("counts over
 /// 100 million are refused").
 pub const MAX_ITEMS: u64 = 100_000_000;
 /// Upper bound on any single duration in a scenario: 10 simulated days.

@@ -21,7 +21,7 @@ use crate::metrics::{self, Percentiles};
 use crate::time::SimTime;
 use crate::trace::Trace;
 
-/// The tolerances a model must meet (issue: makespan within 10 %, start
+/// The tolerances a model must meet (makespan within 10 %, start
 /// offsets within 100 ms or 5 % of the makespan, whichever is larger).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Tolerances {
