@@ -1,0 +1,163 @@
+//! One `[[group]]`: its name, `count`, `submit`, `from`, arrival and
+//! body, built and checked; then the rules across groups: every name its
+//! own, and all the items together under the limit.
+
+use std::collections::HashMap;
+
+use toml::Spanned;
+
+use super::arrival::build_arrival;
+use super::body::build_body;
+use super::non_empty;
+use super::shape::{SUBMITS, check_shape};
+use crate::diagnostics::{Problem, Report, choose};
+use crate::scenario::model::{Arrival, Group, MAX_ITEMS, Origin, Submit};
+use crate::scenario::raw::{Number, RawGroup};
+use crate::time::SimDuration;
+
+/// `from = ...` values.
+const ORIGINS: &[(&str, Origin)] = &[("main", Origin::Main), ("pool", Origin::Pool)];
+
+/// Group `i`; `names` are every group's names, for `after`.
+pub(super) fn build_group(
+    i: usize,
+    g: &Spanned<RawGroup>,
+    names: &[String],
+    r: &mut Report<'_>,
+) -> Group {
+    let raw = g.get_ref();
+    let path = format!("group[{i}]");
+    let name = match &raw.name {
+        Some(n) => r
+            .check(n, &format!("{path}.name"), |s| non_empty(s))
+            .unwrap_or_default(),
+        None => format!("group{i}"),
+    };
+    let count = match &raw.count {
+        None => {
+            r.error(
+                g.span(),
+                &format!("{path}.count"),
+                Problem::new("missing key `count`")
+                    .help("say how many items the group has: `count = 10`"),
+            );
+            None
+        }
+        Some(c) => r.check(c, &format!("{path}.count"), |n| {
+            n.integer_in(1, MAX_ITEMS as i64).map_err(|p| {
+                if matches!(n, Number::Integer(v) if *v > MAX_ITEMS as i64) {
+                    Problem::new(format!(
+                        "{n} items is too many: the limit is {MAX_ITEMS} (100 million)"
+                    ))
+                } else {
+                    p
+                }
+            })
+        }),
+    };
+    // `None`: the value was refused (the shape rules below are then skipped).
+    let shape = match &raw.submit {
+        None => Some(Submit::TaskRun),
+        Some(s) => r.check(s, &format!("{path}.submit"), |s| {
+            let modes: Vec<(&str, Submit)> = SUBMITS.iter().map(|m| (m.name(), *m)).collect();
+            choose(s, &modes, "submission mode")
+        }),
+    };
+    let submit = shape.unwrap_or(Submit::TaskRun);
+    let from = raw
+        .from
+        .as_ref()
+        .and_then(|s| r.check(s, &format!("{path}.from"), |s| choose(s, ORIGINS, "origin")))
+        .unwrap_or(Origin::Main);
+    let arrival = match &raw.arrival {
+        None => Arrival::At(SimDuration::ZERO),
+        Some(a) => build_arrival(&format!("{path}.arrival"), a, i, names, r),
+    };
+    let body = match &raw.body {
+        None => {
+            r.error(
+                g.span(),
+                &format!("{path}.body"),
+                Problem::new("missing key `body`").help(
+                    "say what each item does: `body = [ { cpu_ms = 5 }, { sleep_ms = 100 } ]`",
+                ),
+            );
+            Vec::new()
+        }
+        Some(b) => build_body(&format!("{path}.body"), b, r),
+    };
+    let (max_degree, throttle) = match shape {
+        Some(shape) => check_shape(&path, shape, raw, r),
+        None => (None, None),
+    };
+    Group {
+        name,
+        count: count.map_or(1, |c| c.unsigned_abs()),
+        submit,
+        from,
+        arrival,
+        body,
+        max_degree,
+        throttle,
+    }
+}
+
+pub(super) fn check_group_names(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, (g, rg)) in groups.iter().zip(raw).enumerate() {
+        if g.name.is_empty() {
+            continue;
+        }
+        match seen.get(g.name.as_str()) {
+            None => {
+                seen.insert(g.name.as_str(), i);
+            }
+            Some(&first) => {
+                let (span, path) = match &rg.get_ref().name {
+                    Some(n) => (n.span(), format!("group[{i}].name")),
+                    None => (rg.span(), format!("group[{i}]")),
+                };
+                let first_line = raw
+                    .get(first)
+                    .map(|f| match &f.get_ref().name {
+                        Some(n) => n.span().start,
+                        None => f.span().start,
+                    })
+                    .map(|at| r.line_of(at))
+                    .unwrap_or(0);
+                r.error(
+                    span,
+                    &path,
+                    Problem::new(format!(
+                        "duplicate group name \"{}\" (group[{first}], line {first_line}, has it too)",
+                        g.name
+                    ))
+                    .help("give each group its own name"),
+                );
+            }
+        }
+    }
+}
+
+pub(super) fn check_total_items(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {
+    let total: u64 = groups.iter().map(|g| g.count).fold(0, u64::saturating_add);
+    if total <= MAX_ITEMS {
+        return;
+    }
+    // Point at the count that crosses the limit.
+    let mut sum = 0u64;
+    for (i, (g, rg)) in groups.iter().zip(raw).enumerate() {
+        sum = sum.saturating_add(g.count);
+        if sum > MAX_ITEMS {
+            let span = rg.get_ref().count.as_ref().map_or(rg.span(), |c| c.span());
+            r.error(
+                span,
+                &format!("group[{i}].count"),
+                Problem::new(format!(
+                    "the groups hold {total} items in all, more than the limit of {MAX_ITEMS} (100 million)"
+                )),
+            );
+            return;
+        }
+    }
+}
