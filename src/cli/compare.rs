@@ -20,6 +20,7 @@ use super::{Failure, ScenarioArgs, shown_policy_name};
 Examples:
   poolsim compare scenarios/seed-000-task-run.toml --policy net5 --policy net6
   poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --png net5-vs-net6.png
+  poolsim compare scenarios/seed-000-task-run.toml -p net5 -p net6 --html net5-vs-net6.html
   poolsim compare scenarios/validation/staggered-arrivals.toml -p coreclr3 -p net8 --runs 100
   poolsim compare scenarios/seed-001-burst.toml -p net5 -p net6 --set pool.min_threads=10
 
@@ -44,6 +45,10 @@ pub struct CompareArgs {
     /// The same chart as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<PathBuf>,
+    /// The same charts as one self-contained HTML page, on one time axis:
+    /// zoom, pan and hover in a browser, offline.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Simulate each policy with N seeds and report the spread of its
     /// outcomes (default 1: one run each).
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -65,6 +70,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     let outputs = [
         ("--png", args.png.as_deref(), "png"),
         ("--svg", args.svg.as_deref(), "svg"),
+        ("--html", args.html.as_deref(), "html"),
     ];
     output::check_outputs(&outputs, &[args.scenario.file.as_path()])?;
     if args.runs == 0 {
@@ -80,7 +86,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     let mut summaries = Vec::new();
     let mut panels = Vec::new();
     let mut incomplete = Vec::new();
-    let chart = args.png.is_some() || args.svg.is_some();
+    let chart = args.png.is_some() || args.svg.is_some() || args.html.is_some();
     for (shown, policy) in &policies {
         let mut log = EventLog::default();
         let mut result = engine::simulate(&scenario, policy, &mut log, &SimOptions::default());
@@ -106,6 +112,12 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             files.push((
                 path,
                 render::render_svg(&panels, &ChartOptions::default())?.into_bytes(),
+            ));
+        }
+        if let Some(path) = &args.html {
+            files.push((
+                path,
+                render::render_html(&panels, &ChartOptions::default())?.into_bytes(),
             ));
         }
         Ok(())

@@ -31,6 +31,7 @@ policy.gate.period_ms=250). Repeat for several; the summary lists them";
 Examples:
   poolsim run scenarios/seed-001-burst.toml
   poolsim run scenarios/seed-001-burst.toml --policy net6 --png burst.png
+  poolsim run scenarios/seed-001-burst.toml --html burst.html
   poolsim run scenarios/seed-000-task-run.toml --json --counters counters.csv
   poolsim run big.toml --until-ms 60000 --png first-minute.png --to-ms 60000
   poolsim run scenarios/seed-001-burst.toml --runs 200 --json
@@ -75,6 +76,11 @@ pub struct RunArgs {
     /// The same chart as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<PathBuf>,
+    /// The same chart as one self-contained HTML page to open in a
+    /// browser, offline: zoom and pan the time axis, hover an item, a
+    /// thread (why it was created) or a decision of the pool.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Write a Chrome / Perfetto trace (open it at ui.perfetto.dev).
     #[arg(long, value_name = "FILE.json")]
     pub chrome: Option<PathBuf>,
@@ -116,6 +122,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         ("--trace", args.trace.as_deref(), ""),
         ("--png", args.png.as_deref(), "png"),
         ("--svg", args.svg.as_deref(), "svg"),
+        ("--html", args.html.as_deref(), "html"),
         ("--chrome", args.chrome.as_deref(), "json"),
         ("--counters", args.counters.as_deref(), "csv"),
     ];
@@ -191,6 +198,10 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             if let Some(path) = &args.svg {
                 let svg = render::render_svg(&panels, &chart_options)?;
                 files.push((path, svg.into_bytes()));
+            }
+            if let Some(path) = &args.html {
+                let html = render::render_html(&panels, &chart_options)?;
+                files.push((path, html.into_bytes()));
             }
         }
         if let (Some(path), Some(samples)) = (&args.counters, &counters) {
@@ -286,7 +297,7 @@ fn run_streamed(
         None => None,
     };
     let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-    let chart = args.png.is_some() || args.svg.is_some();
+    let chart = args.png.is_some() || args.svg.is_some() || args.html.is_some();
     let detail = DetailSink::new(
         AccountSink::default(),
         chart,

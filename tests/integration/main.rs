@@ -15,6 +15,7 @@ mod explain;
 mod fuzz;
 mod gate_start;
 mod generated;
+mod html_report;
 mod import;
 mod invariants;
 mod measure;

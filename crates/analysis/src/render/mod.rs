@@ -24,6 +24,7 @@ pub mod chrome;
 pub mod decisions;
 pub mod gantt;
 pub mod headline;
+pub mod html;
 pub mod lines;
 mod raster;
 pub mod streamed;
@@ -33,6 +34,7 @@ pub mod timeline;
 pub use decisions::{DecisionKind, DecisionMark, GoalMark};
 pub use gantt::{ChartOptions, render_png, render_svg};
 pub use headline::{headline, with_headline};
+pub use html::render_html;
 pub use timeline::{
     CountPoint, ItemTimes, Lane, ProbeMark, QueuePoint, Segment, SegmentSource, ThreadMark,
     Timeline,
