@@ -485,6 +485,31 @@ mod tests {
     }
 
     #[test]
+    fn every_runtime_reason_is_a_goal_reason_and_back() {
+        use crate::trace::GoalReason;
+        let runtime = [
+            AdjustmentReason::Warmup,
+            AdjustmentReason::Initializing,
+            AdjustmentReason::RandomMove,
+            AdjustmentReason::ClimbingMove,
+            AdjustmentReason::ChangePoint,
+            AdjustmentReason::Stabilizing,
+            AdjustmentReason::Starvation,
+            AdjustmentReason::ThreadTimedOut,
+            AdjustmentReason::CooperativeBlocking,
+        ];
+        for r in runtime {
+            assert_eq!(adjustment_reason(r.goal_reason()), Some(r), "{r:?}");
+        }
+        // The model's start at the minimum is no runtime adjustment.
+        assert_eq!(adjustment_reason(GoalReason::MinThreads), None);
+        assert_eq!(
+            adjustment_reason(AdjustmentReason::Other(42).goal_reason()),
+            None
+        );
+    }
+
+    #[test]
     fn a_models_goal_changes_become_the_runtimes_adjustments() {
         let a = Account::from_model(&model_events());
         assert_eq!(a.initial_goal, Some(2));

@@ -63,3 +63,36 @@ pub fn text_of_bytes(bytes: Vec<u8>, file: &str) -> Result<String, LoadError> {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_become_text_only_within_the_size_cap() {
+        assert_eq!(
+            text_of_bytes(b"a = 1\n".to_vec(), "f.toml").unwrap(),
+            "a = 1\n"
+        );
+        let too_big = vec![b' '; MAX_FILE_BYTES as usize + 1];
+        let e = text_of_bytes(too_big, "f.toml").unwrap_err();
+        assert!(e.message().contains("larger than 64 MiB"), "{e}");
+        assert_eq!(e.file(), Some("f.toml"));
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_placed_at_its_line_and_column() {
+        let e = text_of_bytes(b"a = 1\nb = \"\xE9\"\n".to_vec(), "f.toml").unwrap_err();
+        assert!(e.message().contains("byte 0xE9"), "{e}");
+        let text = e.to_string();
+        assert!(text.starts_with("f.toml:2:6:"), "{text}");
+    }
+
+    #[test]
+    fn control_characters_are_named_and_tab_and_line_ends_are_not() {
+        assert!(control_characters("a = 1\t# x\r\n", "f.toml").is_ok());
+        let e = control_characters("a = 1\nb = \"\u{7}\"\n", "f.toml").unwrap_err();
+        assert!(e.message().contains("control character 0x07"), "{e}");
+        assert!(e.to_string().starts_with("f.toml:2:6:"), "{e}");
+    }
+}

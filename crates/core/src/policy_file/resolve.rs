@@ -600,6 +600,46 @@ mod tests {
     }
 
     #[test]
+    fn without_files_only_the_builtins_resolve() {
+        // A path is looked up through the caller's files: with none, it is
+        // not found, and nothing is read.
+        let e = resolve_policy_in("mine.toml", &NoFiles).unwrap_err();
+        assert!(
+            e.message().contains("policy file \"mine.toml\" not found"),
+            "{e}"
+        );
+        let e = load_policy_in(Path::new("mine.toml"), &NoFiles).unwrap_err();
+        assert!(e.message().contains("no files here"), "{e}");
+        // A policy text that wraps a file cannot load its base either.
+        let e = parse_policy_in("base = \"other.toml\"\n", "w.toml", &NoFiles).unwrap_err();
+        assert!(e.to_string().contains("other.toml"), "{e}");
+        // Built-ins need no file.
+        assert_eq!(resolve_policy_in("net8", &NoFiles).unwrap().name, "net8");
+    }
+
+    #[test]
+    fn every_registered_model_is_named_by_policy_files_as_the_registry_says() {
+        let mut names = HashSet::new();
+        for kind in ModelKind::ALL {
+            assert!(names.insert(kind.name()), "{} twice", kind.name());
+            let text = net_classic().replace(
+                "model = \"classic\"",
+                &format!("model = \"{}\"", kind.name()),
+            );
+            // A model table the kind needs may be missing: then the error
+            // names that table, never the model.
+            match parse_policy_in(&text, "p.toml", &NoFiles) {
+                Ok(p) => assert_eq!(p.model, *kind),
+                Err(e) => assert!(
+                    !e.to_string().contains("unknown model"),
+                    "{}: {e}",
+                    kind.name()
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn resolve_finds_names_and_aliases_in_any_case() {
         let resolve = |name: &str| resolve_policy_in(name, &NoFiles);
         assert_eq!(resolve("net-classic").unwrap().name, "net-classic");
