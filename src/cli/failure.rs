@@ -114,3 +114,23 @@ impl From<MeasureError> for Failure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exit codes `poolsim --help` documents, one per kind of failure.
+    #[test]
+    fn each_failure_has_its_documented_exit_code() {
+        assert_eq!(Failure::error("x").exit_code(), 2);
+        assert_eq!(Failure::Input("x".into()).exit_code(), 2);
+        assert_eq!(Failure::Miss.exit_code(), 1);
+        assert_eq!(Failure::Incomplete(None).exit_code(), 3);
+        assert_eq!(Failure::Interrupted("kept".into()).exit_code(), 130);
+        // Bad input reads as an error line of its own.
+        match Failure::error("no such file") {
+            Failure::Input(text) => assert_eq!(text, "error: no such file"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

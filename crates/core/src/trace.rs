@@ -549,3 +549,37 @@ pub struct Trace {
     /// When the run ended.
     pub end: SimTime,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::GoalReason;
+
+    /// Outputs (`explain`, the Chrome trace, `--json`'s adjustments) print
+    /// these names: hill climbing's transitions by the runtime's names, the
+    /// model's own reasons in its words.
+    #[test]
+    fn goal_reasons_print_the_names_outputs_have_always_had() {
+        let names: Vec<&str> = [
+            GoalReason::MinThreads,
+            GoalReason::Warmup,
+            GoalReason::ClimbingMove,
+            GoalReason::Starvation,
+            GoalReason::ThreadTimedOut,
+            GoalReason::CooperativeBlocking,
+        ]
+        .iter()
+        .map(|r| r.name())
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "min-threads",
+                "Warmup",
+                "ClimbingMove",
+                "starvation",
+                "thread-timed-out",
+                "cooperative-blocking"
+            ]
+        );
+    }
+}
