@@ -39,3 +39,4 @@ mod startup;
 mod streaming;
 mod sweep;
 mod validation;
+mod verdict_fix;

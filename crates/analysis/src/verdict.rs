@@ -364,30 +364,54 @@ fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Caus
         return out;
     }
     // SetMinThreads: the smallest value whose run no longer shows the
-    // signature, over a quick sweep from the current minimum to twice the
-    // peak (else the one with the fewest injections).
+    // signature. A quick scan from the current minimum to twice the peak
+    // finds a value that is enough; bisection between it and the last value
+    // that starved finds the smallest (else, with none enough, the value
+    // with the fewest injections).
     if policy.threads.honours_set_min_threads {
         let (min, _) = crate::policy::thread_limits(policy, scenario);
         let top = (s.threads_peak.max(min + 1) * 2).min(1024);
         let step = ((top - min) / 16).max(1);
-        let mut n = min + 1;
-        let mut best: Option<(u32, Summary, usize)> = None;
-        while n <= top {
+        let with_min = |n: u32| {
             let mut variant = scenario.clone();
             variant.pool.min_threads = Some(n);
-            if let Some((sum, inj, starved)) = simulate_quietly(&variant, policy) {
-                if !starved {
+            simulate_quietly(&variant, policy)
+        };
+        let mut n = min + 1;
+        let mut last_starved = min;
+        let mut enough = false;
+        let mut best: Option<(u32, Summary, usize)> = None;
+        while n <= top {
+            match with_min(n) {
+                Some((sum, inj, false)) => {
                     best = Some((n, sum, inj));
+                    enough = true;
                     break;
                 }
-                let better = best
-                    .as_ref()
-                    .is_none_or(|(_, b, bi)| (inj, sum.makespan_ms) < (*bi, b.makespan_ms));
-                if better {
-                    best = Some((n, sum, inj));
+                Some((sum, inj, true)) => {
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|(_, b, bi)| (inj, sum.makespan_ms) < (*bi, b.makespan_ms));
+                    if better {
+                        best = Some((n, sum, inj));
+                    }
+                    last_starved = n;
                 }
+                None => last_starved = n,
             }
             n += step;
+        }
+        if enough && let Some((mut high, _, _)) = best {
+            while high - last_starved > 1 {
+                let mid = last_starved + (high - last_starved) / 2;
+                match with_min(mid) {
+                    Some((sum, inj, false)) => {
+                        best = Some((mid, sum, inj));
+                        high = mid;
+                    }
+                    _ => last_starved = mid,
+                }
+            }
         }
         if let Some((n, sum, inj)) = best
             && sum.makespan_ms < s.makespan_ms
