@@ -220,7 +220,7 @@ impl Effects {
 }
 
 /// The reason of the thread a decision adds, if it adds one.
-fn adds_worker(d: &Decision) -> Option<ThreadReason> {
+pub(crate) fn adds_worker(d: &Decision) -> Option<ThreadReason> {
     match d {
         Decision::GateTick { outcome, .. } if *outcome == GateOutcome::Inject => {
             Some(ThreadReason::Starvation)

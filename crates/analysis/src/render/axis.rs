@@ -113,6 +113,34 @@ pub(crate) fn format_duration(d: SimDuration) -> String {
     }
 }
 
+/// `1234567` as "1,234,567" (chart titles, the headline, the HTML page).
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An instant in ms for messages and titles: "1500 ms", "0.25 ms".
+pub(crate) fn format_ms(t: SimTime) -> String {
+    format!("{} ms", trim_decimals(t.as_ms_f64(), 3))
+}
+
+/// `v` with at most `decimals` decimals, without trailing zeros.
+pub(crate) fn trim_decimals(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

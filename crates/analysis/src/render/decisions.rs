@@ -13,7 +13,7 @@
 
 use crate::explain::{ExplainLine, explain};
 use crate::time::SimTime;
-use crate::trace::{Decision, GateOutcome, ThreadId, ThreadReason, Trace, TraceEvent};
+use crate::trace::{Decision, ThreadId, ThreadReason, Trace, TraceEvent};
 
 /// What kind of decision a [`DecisionMark`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,41 +244,16 @@ fn starved(d: &Decision) -> bool {
     }
 }
 
-/// Why a decision raised the thread count or goal, if it did.
+/// Why a decision raised the thread count or goal, if it did: the thread
+/// it adds, as `explain` reads it, less plain demand.
 fn raised_by(d: &Decision) -> Option<ThreadReason> {
-    match d {
-        Decision::GateTick { outcome, .. } if *outcome == GateOutcome::Inject => {
-            Some(ThreadReason::Starvation)
-        }
-        Decision::Net20Gate { create: true, .. } => Some(ThreadReason::Starvation),
-        Decision::HillClimbing { goal, new_goal, .. } if new_goal > goal => {
-            Some(ThreadReason::HillClimbing)
-        }
-        Decision::CooperativeBlocking { goal, new_goal, .. } if new_goal > goal => {
-            Some(ThreadReason::CooperativeBlocking)
-        }
-        _ => None,
-    }
+    crate::explain::adds_worker(d).filter(|r| *r != ThreadReason::Demand)
 }
 
 /// explain's lines for `events` (no window, no story).
 fn explain_lines(events: &[(SimTime, TraceEvent)]) -> Vec<ExplainLine> {
     thread_local! {
-        static NO_TRACE: Trace = const {
-            Trace {
-            scenario: String::new(),
-            policy: String::new(),
-            seed: 0,
-            cores: 0,
-            groups: Vec::new(),
-            items: Vec::new(),
-            threads: Vec::new(),
-            probes: Vec::new(),
-            counts: Vec::new(),
-            cpu_busy_ns: None,
-            end: SimTime::ZERO,
-        }
-        };
+        static NO_TRACE: Trace = crate::pool::state::empty_trace();
     }
     NO_TRACE.with(|t| explain(t, events, Some((SimTime::ZERO, SimTime::MAX))).lines)
 }
@@ -307,7 +282,7 @@ fn decision_line(slice: &[(SimTime, TraceEvent)]) -> (usize, Option<ExplainLine>
 mod tests {
     use super::*;
     use crate::time::SimDuration;
-    use crate::trace::StarvationCheck;
+    use crate::trace::{GateOutcome, StarvationCheck};
 
     fn gate(at_ms: u64, inject: bool) -> (SimTime, TraceEvent) {
         (

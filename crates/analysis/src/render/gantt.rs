@@ -45,7 +45,9 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::{Phase, ThreadReason};
 
 use super::RenderError;
-use super::axis::{format_duration, int_ticks, nice_step, time_ticks};
+use super::axis::{
+    format_duration, format_ms, int_ticks, nice_step, thousands, time_ticks, trim_decimals,
+};
 use super::canvas::{Anchor, Canvas, Rgb, ensure_font, text_width};
 use super::decisions::{DecisionKind, DecisionMark};
 use super::raster::{Key, PHASES, Raster, phase_index};
@@ -201,31 +203,8 @@ fn compose(timelines: &[(String, Timeline)], opts: &ChartOptions) -> Result<Canv
             "height {h} is outside {MIN_HEIGHT}..={MAX_SIDE} pixels"
         )));
     }
-    let run_end = timelines
-        .iter()
-        .map(|(_, t)| t.end)
-        .max()
-        .unwrap_or(SimTime::ZERO);
-    let (t0, t1) = match opts.time_range {
-        None => (SimTime::ZERO, run_end),
-        Some((from, to)) => {
-            if from >= to {
-                return Err(RenderError::Window(format!(
-                    "its start ({}) must be before its end ({})",
-                    format_ms(from),
-                    format_ms(to)
-                )));
-            }
-            if from >= run_end {
-                return Err(RenderError::Window(format!(
-                    "it starts at {}, at or after the end of the run ({}): nothing to show",
-                    format_ms(from),
-                    format_ms(run_end)
-                )));
-            }
-            (from, to.min(run_end))
-        }
-    };
+    let (run_end, window) = checked_window(timelines, opts)?;
+    let (t0, t1) = window.unwrap_or((SimTime::ZERO, run_end));
     let t1 = if t1 <= t0 {
         t0 + SimDuration::from_ms(1)
     } else {
@@ -599,21 +578,6 @@ fn draw_title(canvas: &mut Canvas, view: &View<'_>, layout: &PanelLayout, x: &XS
     canvas.text((16, facts_y), line, 13, style::MUTED, Anchor::LeftTop);
 }
 
-/// An instant in ms for messages and titles: "1500 ms", "0.25 ms".
-fn format_ms(t: SimTime) -> String {
-    format!("{} ms", trim_decimals(t.as_ms_f64(), 3))
-}
-
-/// `v` with at most `decimals` decimals, without trailing zeros.
-fn trim_decimals(v: f64, decimals: usize) -> String {
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
 /// The window `[a, b]` for a title, in the time axis's unit (seconds
 /// from two seconds on): "1500–2500 ms", "2–6.5 s".
 fn format_window(a: SimTime, b: SimTime) -> String {
@@ -632,17 +596,37 @@ fn format_window(a: SimTime, b: SimTime) -> String {
     }
 }
 
-/// `1234567` as "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
+/// The end of the latest of `timelines`, and the window `opts` asks for,
+/// checked: one that ends before it starts, or starts at or after the
+/// run's end, is refused; one past the end is cut there. `None`: the whole
+/// run. The PNG, the SVG and the HTML page take it from here.
+pub(super) fn checked_window(
+    timelines: &[(String, Timeline)],
+    opts: &ChartOptions,
+) -> Result<(SimTime, Option<(SimTime, SimTime)>), RenderError> {
+    let run_end = timelines
+        .iter()
+        .map(|(_, t)| t.end)
+        .max()
+        .unwrap_or(SimTime::ZERO);
+    let Some((from, to)) = opts.time_range else {
+        return Ok((run_end, None));
+    };
+    if from >= to {
+        return Err(RenderError::Window(format!(
+            "its start ({}) must be before its end ({})",
+            format_ms(from),
+            format_ms(to)
+        )));
     }
-    out
+    if from >= run_end {
+        return Err(RenderError::Window(format!(
+            "it starts at {}, at or after the end of the run ({}): nothing to show",
+            format_ms(from),
+            format_ms(run_end)
+        )));
+    }
+    Ok((run_end, Some((from, to.min(run_end)))))
 }
 
 /// Green for a quick probe, red for one that waited a second or more.
@@ -1054,8 +1038,9 @@ fn bar_span(y0: i32, y1: i32) -> (i32, i32) {
     (y0 + pad, y1 - pad.max(if h >= 4 { 1 } else { 0 }))
 }
 
-/// The background of a bar of `phase` for an item of colour `c`.
-fn bar_fill(c: Rgb, phase: Phase) -> Rgb {
+/// The background of a bar of `phase` for an item of colour `c` (the HTML
+/// page's wide bars too).
+pub(super) fn bar_fill(c: Rgb, phase: Phase) -> Rgb {
     match phase {
         Phase::Cpu => c,
         Phase::Spin => c.tint(0.55),

@@ -292,15 +292,7 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    super::axis::thousands(n as u64)
 }
 
 #[cfg(test)]

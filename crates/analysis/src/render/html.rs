@@ -43,9 +43,10 @@ use crate::trace::{ItemId, Phase};
 
 use super::RenderError;
 use super::axis::format_duration;
+use super::axis::{format_ms, thousands};
 use super::canvas::Rgb;
 use super::decisions::{DecisionKind, DecisionMark};
-use super::gantt::ChartOptions;
+use super::gantt::{ChartOptions, bar_fill, checked_window};
 use super::raster::{PHASES, phase_index};
 use super::style;
 use super::timeline::{Lane, Segment, SegmentSource, Timeline};
@@ -83,31 +84,8 @@ pub fn render_html(
     if timelines.is_empty() {
         return Err(RenderError::Empty);
     }
-    let run_end = timelines
-        .iter()
-        .map(|(_, t)| t.end)
-        .max()
-        .unwrap_or(SimTime::ZERO);
-    let window = match opts.time_range {
-        None => None,
-        Some((from, to)) => {
-            if from >= to {
-                return Err(RenderError::Window(format!(
-                    "its start ({}) must be before its end ({})",
-                    format_ms(from),
-                    format_ms(to)
-                )));
-            }
-            if from >= run_end {
-                return Err(RenderError::Window(format!(
-                    "it starts at {}, at or after the end of the run ({}): nothing to show",
-                    format_ms(from),
-                    format_ms(run_end)
-                )));
-            }
-            Some((from.as_nanos(), to.min(run_end).as_nanos()))
-        }
-    };
+    let (run_end, window) = checked_window(timelines, opts)?;
+    let window = window.map(|(from, to)| (from.as_nanos(), to.as_nanos()));
     let end = run_end.as_nanos().max(1);
 
     // Groups in order of first appearance over the panels, as the PNG's
@@ -262,26 +240,6 @@ fn hex(c: Rgb) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
-/// An instant in ms for messages: "1500 ms", "0.25 ms".
-fn format_ms(t: SimTime) -> String {
-    let s = format!("{:.3}", t.as_ms_f64());
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    format!("{s} ms")
-}
-
-/// `1234567` as "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[derive(Serialize)]
 struct Page<'a> {
     format: u32,
@@ -340,19 +298,6 @@ impl GroupStyle {
                 .collect(),
             wait_line: hex(c.mix(Rgb(90, 90, 90), 0.3)),
         }
-    }
-}
-
-/// The background of a wide bar of `phase` for an item of colour `c` (the
-/// PNG's).
-fn bar_fill(c: Rgb, phase: Phase) -> Rgb {
-    match phase {
-        Phase::Cpu => c,
-        Phase::Spin => c.tint(0.55),
-        Phase::Sleep => c.tint(0.62),
-        Phase::Wait => style::dense_fill(c, Phase::Wait).tint(0.35),
-        Phase::Join => c.tint(0.8),
-        Phase::Internal | Phase::Starting | Phase::Idle => style::dense_fill(c, phase),
     }
 }
 
