@@ -18,6 +18,7 @@ use ab_glyph::{Font, FontRef, GlyphId, PxScale, ScaleFont, point};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+#[cfg(not(target_arch = "wasm32"))]
 use plotters::style::{FontStyle, register_font};
 
 use super::RenderError;
@@ -32,8 +33,13 @@ pub(crate) fn ensure_font() {
     FONT_ONCE.call_once(|| {
         // The bytes are a valid font shipped by the crate; a failure would
         // only leave text undrawn, which `text_width` reports as an error.
-        let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-        let _ = register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+        // plotters draws text with the browser's fonts on wasm32, where it
+        // has no font registry; the PNG/SVG printers are not used there.
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+            let _ = register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+        }
     });
 }
 
