@@ -378,10 +378,12 @@
 //! - [`measure`], [`nettrace`], [`account`], [`validate`], [`reproduce`]:
 //!   real runs, the runtime's own account of its pool, and how far the
 //!   models are from them.
-//! - [`sweep`]: parameter sweeps ("what should I set?").
+//! - [`sweep`]: parameter sweeps ("what should I set?"); [`remedy`]: the
+//!   smallest setting that meets a goal, the one search behind the verdict's
+//!   fix, `sweep --best 'minimize KEY …'` and `advise`.
 
 pub use poolsim_real::{
     account, coordination, counters, diagnostics, engine, explain, files, generate, measure,
-    metrics, nettrace, output, policy, policy_file, pool, render, reproduce, rng, scenario, spread,
-    stream, sweep, time, trace, validate, verdict,
+    metrics, nettrace, output, policy, policy_file, pool, remedy, render, reproduce, rng, scenario,
+    spread, stream, sweep, time, trace, validate, verdict,
 };

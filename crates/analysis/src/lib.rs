@@ -42,6 +42,7 @@ pub mod files;
 pub mod generate;
 pub mod metrics;
 pub mod output;
+pub mod remedy;
 pub mod render;
 pub mod spread;
 pub mod stream;

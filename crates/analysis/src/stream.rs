@@ -46,7 +46,7 @@ use crate::counters::{CountersBuilder, Sample};
 use crate::metrics::{Summary, SummaryBuilder};
 use crate::output::ItemsCsv;
 use crate::time::SimTime;
-use crate::trace::{ItemRecord, ThreadReason, Trace, TraceEvent, TraceSink};
+use crate::trace::{ItemRecord, Trace, TraceEvent, TraceSink};
 use crate::verdict::RunningAtInjections;
 
 /// A sink that streams a run's items (see the module head) and passes every
@@ -130,10 +130,8 @@ impl<E: TraceSink, W: Write> TraceSink for RunStream<E, W> {
     const KEEP_ITEMS: bool = false;
 
     fn record(&mut self, at: SimTime, event: TraceEvent) {
-        if let TraceEvent::ThreadCreated {
-            reason: ThreadReason::Starvation,
-            ..
-        } = event
+        if let TraceEvent::ThreadCreated { reason, .. } = event
+            && crate::verdict::is_injection(reason)
         {
             self.running.injection(at);
         }

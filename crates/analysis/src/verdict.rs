@@ -8,19 +8,32 @@
 //! work (`policy::gate`): the pool adds a thread only when no work item was
 //! dequeued for the starvation delay, about once per gate period.
 //!
-//! [`starvation_verdict`] states the verdict when the run shows all three:
-//! - at least two threads created by the starvation rule, at a rate of
-//!   [`MIN_RATE_PER_S`] to [`MAX_RATE_PER_S`] a second over the span of
-//!   those injections;
-//! - pool CPU use below [`CPU_WELL_BELOW`] over the run (when known);
-//! - work queued and not taken for at least [`MIN_STARVED_SHARE`] of the
-//!   makespan ([`crate::metrics::time_starved`]).
+//! The pool is the limit of a run ([`crate::remedy::starved`]) when work
+//! sat queued and not taken for at least [`MIN_STARVED_SHARE`] of the
+//! makespan ([`crate::metrics::time_starved`]) while pool CPU use stayed
+//! below [`CPU_WELL_BELOW`] (when known). [`starvation_verdict`] then names
+//! what the pool was doing, one [`Finding`], the first that fits:
+//! - [`Finding::GateStarvation`], the signature above: at least two threads
+//!   created by the starvation rule, at [`MIN_RATE_PER_S`] to
+//!   [`MAX_RATE_PER_S`] a second over the span of those injections;
+//! - [`Finding::BlockedWaits`]: .NET 6+ added threads for pool threads
+//!   blocked in `Task.Wait` (cooperative blocking, `policy::blocking`), and
+//!   work still waited: the compensation's delays, or waits whose
+//!   completion itself needs a pool thread (a timer's callback queued to
+//!   the pool), keep it behind;
+//! - [`Finding::AtLimit`]: the pool held its maximum of threads;
+//! - [`Finding::GoalLimited`]: threads existed beyond the pool's goal (they
+//!   park, idle) for at least [`MIN_STARVED_SHARE`] of the run while work
+//!   waited: the goal (hill climbing's, or a lowered one) kept them idle;
+//! - [`Finding::Starved`]: none of these; the pool added threads too slowly.
 //!
 //! It names the likely cause — the blocking body steps of the items that
-//! were running when the injections came — and the settings that would
-//! remove it, found by simulating: `SetMinThreads` over a quick internal
-//! sweep, and .NET 6+'s cooperative blocking where the step is a
-//! `Task.Wait` the current policy does not compensate.
+//! were running when the pool added threads — and the settings that would
+//! remove it, found by simulating: the smallest `SetMinThreads` under which
+//! the run is no longer starved ([`crate::remedy::Search`], the search
+//! `sweep --best 'minimize pool.min_threads …'` and `advise` use), and
+//! .NET 6+'s cooperative blocking where the step is a `Task.Wait` the
+//! current policy does not compensate.
 
 use serde::Serialize;
 
@@ -28,6 +41,7 @@ use crate::engine::{self, SimOptions};
 use crate::metrics::{self, Summary};
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
+use crate::remedy::{Criterion, Search, Trial};
 use crate::scenario::{Scenario, Step};
 use crate::time::SimTime;
 use crate::trace::{ItemRecord, NullSink, ThreadReason, Trace};
@@ -67,11 +81,25 @@ pub struct Fix {
     pub starvation_injections: usize,
 }
 
+/// What the pool was doing while work waited (see the module head).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Finding {
+    GateStarvation,
+    BlockedWaits,
+    AtLimit,
+    GoalLimited,
+    Starved,
+}
+
 /// The verdict on one run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Verdict {
-    /// Whether the run shows the starvation signature.
+    /// Whether the pool was the limit of the run (work waited for a thread
+    /// while the cores were not busy).
     pub starved: bool,
+    /// What the pool was doing then (`None` when not starved).
+    pub finding: Option<Finding>,
     pub starvation_injections: usize,
     /// Threads a second the starvation rule added over its span.
     pub rate_per_s: Option<f64>,
@@ -107,7 +135,7 @@ fn step_words(step: &Step) -> Option<(String, String)> {
     }
 }
 
-fn fmt_num(x: f64) -> String {
+pub(crate) fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {
@@ -127,7 +155,7 @@ fn injections(trace: &Trace) -> Vec<crate::time::SimTime> {
     at
 }
 
-/// The three parts of the signature.
+/// The parts of the signature.
 struct Signature {
     rate: Option<f64>,
     climbing: bool,
@@ -136,8 +164,9 @@ struct Signature {
 }
 
 impl Signature {
+    /// The pool was the limit: the one rule of [`crate::remedy::starved`].
     fn starved(&self) -> bool {
-        self.climbing && self.cpu_low && self.queued
+        self.cpu_low && self.queued
     }
 }
 
@@ -154,6 +183,7 @@ fn signature(summary: &Summary, at: &[crate::time::SimTime]) -> Signature {
     let cpu_low = summary.cpu_utilization.is_none_or(|u| u < CPU_WELL_BELOW);
     let queued = summary.makespan_ms > 0.0
         && summary.time_starved_ms >= MIN_STARVED_SHARE * summary.makespan_ms;
+    debug_assert_eq!(cpu_low && queued, crate::remedy::starved(summary));
     Signature {
         rate,
         climbing,
@@ -162,12 +192,29 @@ fn signature(summary: &Summary, at: &[crate::time::SimTime]) -> Signature {
     }
 }
 
+/// Whether a thread created for `reason` is one the pool added because
+/// work was stuck (the starvation rule, or cooperative blocking's
+/// compensation): the moments whose running items name the cause.
+pub fn is_injection(reason: ThreadReason) -> bool {
+    matches!(
+        reason,
+        ThreadReason::Starvation | ThreadReason::CooperativeBlocking
+    )
+}
+
 /// The verdict on a run of `scenario` under `policy` whose trace is `trace`.
 /// May simulate the scenario again (a few times) to find the fixes.
 pub fn starvation_verdict(scenario: &Scenario, policy: &PolicyConfig, trace: &Trace) -> Verdict {
     let summary = metrics::summarize(trace);
     let mut running = RunningAtInjections::new(trace.groups.len());
-    for t in injections(trace) {
+    let mut at: Vec<SimTime> = trace
+        .threads
+        .iter()
+        .filter(|t| is_injection(t.reason))
+        .map(|t| t.created)
+        .collect();
+    at.sort_unstable();
+    for t in at {
         running.injection(t);
     }
     for item in &trace.items {
@@ -195,9 +242,13 @@ pub fn starvation_verdict_of(
         ..
     } = sig;
     let starved = sig.starved();
+    let finding = starved.then(|| finding_of(scenario, policy, trace, summary, &sig));
+    let headline = finding.as_ref().map(|f| f.1.clone()).unwrap_or_default();
+    let finding = finding.map(|f| f.0);
 
     let mut verdict = Verdict {
         starved,
+        finding,
         starvation_injections: at.len(),
         rate_per_s: rate,
         cpu_utilization: summary.cpu_utilization,
@@ -219,7 +270,7 @@ pub fn starvation_verdict_of(
     }
     verdict.causes = causes(scenario, &running.by_group());
     verdict.fixes = fixes(scenario, policy, summary, &verdict.causes);
-    verdict.text = words(&verdict, scenario);
+    verdict.text = words(&verdict, headline, scenario);
     verdict
 }
 
@@ -292,9 +343,10 @@ fn no_starvation_reason(
     cpu_low: bool,
     queued: bool,
 ) -> String {
-    if injections < 2 {
+    if !queued {
         return format!(
-            "no starvation: the starvation rule added {injections} thread{}",
+            "no starvation: work waited for a thread {} of the run, the starvation rule added {injections} thread{}",
+            crate::output::human_ms(s.time_starved_ms),
             if injections == 1 { "" } else { "s" }
         );
     }
@@ -310,15 +362,103 @@ fn no_starvation_reason(
             s.cpu_utilization.unwrap_or(0.0) * 100.0
         ));
     }
-    if !queued {
-        why.push(format!(
-            "work waited for a thread only {} of the run",
-            crate::output::human_ms(s.time_starved_ms)
-        ));
-    }
     format!(
-        "no starvation verdict: {injections} starvation injections, but {}",
+        "no starvation verdict: work waited for a thread {} of the run, but {}",
+        crate::output::human_ms(s.time_starved_ms),
         why.join("; ")
+    )
+}
+
+/// The measure of the run's time with more threads than the pool's goal
+/// (the threads beyond it park, idle), from the thread-count samples.
+fn beyond_goal_ms(trace: &Trace) -> f64 {
+    let mut total = 0u64;
+    for (k, c) in trace.counts.iter().enumerate() {
+        let until = trace.counts.get(k + 1).map_or(trace.end, |n| n.at);
+        if c.goal.is_some_and(|g| g < c.threads) && until > c.at {
+            total += until.since(c.at).as_nanos();
+        }
+    }
+    total as f64 / 1e6
+}
+
+/// What the pool was doing in a starved run: the first finding that fits
+/// (the module head gives the order), and the verdict's first line.
+fn finding_of(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    trace: &Trace,
+    summary: &Summary,
+    sig: &Signature,
+) -> (Finding, String) {
+    use crate::output::human_ms;
+    let by = |r: ThreadReason| {
+        summary
+            .threads_created_by_reason
+            .get(r.name())
+            .copied()
+            .unwrap_or(0)
+    };
+    let cpu = summary
+        .cpu_utilization
+        .map(|u| format!("{:.0} %", u * 100.0))
+        .unwrap_or_else(|| "an unknown level".into());
+    let waited = format!(
+        "work waited for a thread {} of the {} run",
+        human_ms(summary.time_starved_ms),
+        human_ms(summary.makespan_ms)
+    );
+    let injections = injections(trace).len();
+    if sig.climbing {
+        return (
+            Finding::GateStarvation,
+            format!(
+                "STARVATION: the starvation rule added {} threads at {:.1} a second while CPU stayed at {cpu} and {waited}",
+                injections,
+                sig.rate.unwrap_or(0.0),
+            ),
+        );
+    }
+    let blocking = by(ThreadReason::CooperativeBlocking);
+    if blocking >= 2 {
+        return (
+            Finding::BlockedWaits,
+            format!(
+                "STARVATION (blocked waits): the pool added {blocking} threads for threads blocked in Task.Wait (cooperative blocking), {} in all, yet CPU stayed at {cpu} and {waited}",
+                summary.threads_peak
+            ),
+        );
+    }
+    let (_, max) = crate::policy::thread_limits(policy, scenario);
+    if summary.threads_peak >= max {
+        return (
+            Finding::AtLimit,
+            format!(
+                "AT THE LIMIT: the pool held its maximum of {max} threads while CPU stayed at {cpu} and {waited}"
+            ),
+        );
+    }
+    let beyond = beyond_goal_ms(trace);
+    if beyond >= MIN_STARVED_SHARE * summary.makespan_ms {
+        return (
+            Finding::GoalLimited,
+            format!(
+                "GOAL-LIMITED: threads existed beyond the pool's goal, idle, for {} while CPU stayed at {cpu} and {waited}",
+                human_ms(beyond)
+            ),
+        );
+    }
+    (
+        Finding::Starved,
+        format!(
+            "STARVATION: the pool added {} thread{} ({injections} by the starvation rule) while CPU stayed at {cpu} and {waited}",
+            summary.threads_created,
+            if summary.threads_created == 1 {
+                ""
+            } else {
+                "s"
+            },
+        ),
     )
 }
 
@@ -346,16 +486,14 @@ fn causes(scenario: &Scenario, running: &[(usize, usize)]) -> Vec<Cause> {
     out
 }
 
-/// A run's summary, starvation injections and whether it shows the signature.
-fn simulate_quietly(scenario: &Scenario, policy: &PolicyConfig) -> Option<(Summary, usize, bool)> {
+/// A run's summary, starvation injections and outcome.
+fn simulate_quietly(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+) -> (Summary, usize, engine::Outcome) {
     let run = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
-    if !run.outcome.is_completed() {
-        return None;
-    }
     let at = injections(&run.trace);
-    let summary = metrics::summarize(&run.trace);
-    let starved = signature(&summary, &at).starved();
-    Some((summary, at.len(), starved))
+    (metrics::summarize(&run.trace), at.len(), run.outcome)
 }
 
 fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Cause]) -> Vec<Fix> {
@@ -363,62 +501,36 @@ fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Caus
     if s.items > SWEEP_ITEM_LIMIT {
         return out;
     }
-    // SetMinThreads: the smallest value whose run no longer shows the
-    // signature. A quick scan from the current minimum to twice the peak
-    // finds a value that is enough; bisection between it and the last value
-    // that starved finds the smallest (else, with none enough, the value
-    // with the fewest injections).
+    // SetMinThreads: the smallest minimum under which the run is no longer
+    // starved, by the search `sweep --best 'minimize pool.min_threads …'`
+    // and `advise` use, from one above the current minimum to twice the
+    // peak (else, with none enough, no fix).
     if policy.threads.honours_set_min_threads {
-        let (min, _) = crate::policy::thread_limits(policy, scenario);
-        let top = (s.threads_peak.max(min + 1) * 2).min(1024);
-        let step = ((top - min) / 16).max(1);
-        let with_min = |n: u32| {
+        let (min, max) = crate::policy::thread_limits(policy, scenario);
+        let top = (s.threads_peak.max(min + 1) * 2)
+            .min(1024)
+            .min(max.max(min + 1));
+        let mut injections_at = Vec::new();
+        let found = Search::new(min + 1, top, 1.0).smallest(|n| {
             let mut variant = scenario.clone();
             variant.pool.min_threads = Some(n);
-            simulate_quietly(&variant, policy)
-        };
-        let mut n = min + 1;
-        let mut last_starved = min;
-        let mut enough = false;
-        let mut best: Option<(u32, Summary, usize)> = None;
-        while n <= top {
-            match with_min(n) {
-                Some((sum, inj, false)) => {
-                    best = Some((n, sum, inj));
-                    enough = true;
-                    break;
-                }
-                Some((sum, inj, true)) => {
-                    let better = best
-                        .as_ref()
-                        .is_none_or(|(_, b, bi)| (inj, sum.makespan_ms) < (*bi, b.makespan_ms));
-                    if better {
-                        best = Some((n, sum, inj));
-                    }
-                    last_starved = n;
-                }
-                None => last_starved = n,
-            }
-            n += step;
-        }
-        if enough && let Some((mut high, _, _)) = best {
-            while high - last_starved > 1 {
-                let mid = last_starved + (high - last_starved) / 2;
-                match with_min(mid) {
-                    Some((sum, inj, false)) => {
-                        best = Some((mid, sum, inj));
-                        high = mid;
-                    }
-                    _ => last_starved = mid,
-                }
-            }
-        }
-        if let Some((n, sum, inj)) = best
-            && sum.makespan_ms < s.makespan_ms
+            let (sum, inj, outcome) = simulate_quietly(&variant, policy);
+            injections_at.push((n, inj));
+            Trial::judge(n, &[(sum, outcome)], &Criterion::NoStarvation)
+        });
+        if let Some(t) = found.smallest
+            && let Some(Some(makespan)) = t.makespan_ms.first()
+            && *makespan < s.makespan_ms
         {
+            let n = t.value;
+            let inj = injections_at
+                .iter()
+                .rev()
+                .find(|(v, _)| *v == n)
+                .map_or(0, |(_, i)| *i);
             out.push(Fix {
                 setting: format!("ThreadPool.SetMinThreads({n}, ...)  (pool.min_threads = {n})"),
-                makespan_ms: sum.makespan_ms,
+                makespan_ms: *makespan,
                 starvation_injections: inj,
             });
         }
@@ -428,31 +540,23 @@ fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Caus
     if waits
         && policy.model != ModelKind::Portable
         && let Ok(net6) = resolve_policy("net6")
-        && let Some((sum, inj, _)) = simulate_quietly(scenario, &net6)
-        && sum.makespan_ms < s.makespan_ms
     {
-        out.push(Fix {
-            setting: "run on .NET 6+ (policy net6): Task.Wait counts as cooperative blocking"
-                .into(),
-            makespan_ms: sum.makespan_ms,
-            starvation_injections: inj,
-        });
+        let (sum, inj, outcome) = simulate_quietly(scenario, &net6);
+        if outcome.is_completed() && sum.makespan_ms < s.makespan_ms {
+            out.push(Fix {
+                setting: "run on .NET 6+ (policy net6): Task.Wait counts as cooperative blocking"
+                    .into(),
+                makespan_ms: sum.makespan_ms,
+                starvation_injections: inj,
+            });
+        }
     }
     out
 }
 
-fn words(v: &Verdict, scenario: &Scenario) -> Vec<String> {
+fn words(v: &Verdict, headline: String, scenario: &Scenario) -> Vec<String> {
     use crate::output::human_ms;
-    let mut text = vec![format!(
-        "STARVATION: the starvation rule added {} threads at {:.1} a second while CPU stayed at {} and work waited for a thread {} of the {} run",
-        v.starvation_injections,
-        v.rate_per_s.unwrap_or(0.0),
-        v.cpu_utilization
-            .map(|u| format!("{:.0} %", u * 100.0))
-            .unwrap_or_else(|| "an unknown level".into()),
-        human_ms(v.time_starved_ms),
-        human_ms(v.makespan_ms),
-    )];
+    let mut text = vec![headline];
     if v.causes.is_empty() {
         text.push(
             "  likely cause: items that hold their thread for long (no blocking step was found; long CPU work?)"

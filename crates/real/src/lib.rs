@@ -8,7 +8,7 @@
 
 pub use poolsim_analysis::{
     coordination, counters, diagnostics, engine, explain, files, generate, metrics, output, policy,
-    policy_file, pool, render, rng, scenario, spread, stream, sweep, time, trace, verdict,
+    policy_file, pool, remedy, render, rng, scenario, spread, stream, sweep, time, trace, verdict,
 };
 
 pub mod account;

@@ -39,7 +39,8 @@ pub enum Op {
 }
 
 impl Op {
-    fn holds(self, x: f64, bound: f64) -> bool {
+    /// Whether `x OP bound` holds.
+    pub fn holds(self, x: f64, bound: f64) -> bool {
         match self {
             Op::Lt => x < bound,
             Op::Le => x <= bound,
@@ -48,7 +49,8 @@ impl Op {
         }
     }
 
-    fn text(self) -> &'static str {
+    /// The operator as written.
+    pub fn text(self) -> &'static str {
         match self {
             Op::Lt => "<",
             Op::Le => "<=",
@@ -68,7 +70,8 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    fn text(&self) -> String {
+    /// The condition as written (`latency_p99_ms < 100`).
+    pub fn text(&self) -> String {
         format!(
             "{} {} {}",
             METRICS[self.metric].name,
@@ -92,57 +95,13 @@ const FORM: &str = "write 'minimize METRIC' or 'maximize METRIC', optionally fol
 impl Objective {
     /// Parses a `--best` expression.
     pub fn parse(text: &str) -> Result<Objective, String> {
+        let (goal, name, constraints) = split_objective(text)?;
         let err = |why: String| format!("--best '{}': {why}; {FORM}", text.trim());
-        let lower = text.trim().to_ascii_lowercase();
-        let (goal, rest) = [
-            ("minimize ", Goal::Minimize),
-            ("minimise ", Goal::Minimize),
-            ("min ", Goal::Minimize),
-            ("maximize ", Goal::Maximize),
-            ("maximise ", Goal::Maximize),
-            ("max ", Goal::Maximize),
-        ]
-        .iter()
-        .find_map(|(word, goal)| lower.strip_prefix(word).map(|r| (*goal, r.trim())))
-        .ok_or_else(|| err("it must start with 'minimize' or 'maximize'".into()))?;
-        let (name, rest) = match rest.find(|c: char| c.is_whitespace() || c == ',') {
-            Some(i) => (&rest[..i], rest[i..].trim()),
-            None => (rest, ""),
-        };
-        let metric = metric_index(name).map_err(&err)?;
-        let mut constraints = Vec::new();
-        if !rest.is_empty() {
-            let conditions = [
-                "subject to ",
-                "such that ",
-                "s.t. ",
-                "where ",
-                "with ",
-                ", ",
-            ]
-            .iter()
-            .find_map(|w| rest.strip_prefix(w))
-            .ok_or_else(|| {
-                err(format!(
-                    "after the metric expected 'subject to', found '{rest}'"
-                ))
-            })?;
-            for cond in conditions
-                .split(',')
-                .flat_map(|c| c.split(" and "))
-                .flat_map(|c| c.split("&&"))
-            {
-                let cond = cond.trim();
-                if cond.is_empty() {
-                    return Err(err("an empty condition".into()));
-                }
-                constraints.push(parse_condition(cond).map_err(&err)?);
-            }
-        }
+        let metric = metric_index(&name).map_err(err)?;
         Ok(Objective {
             goal,
             metric,
-            constraints,
+            constraints: constraints?,
         })
     }
 
@@ -165,6 +124,66 @@ impl Objective {
             .iter()
             .all(|c| mean[c.metric].is_some_and(|x| c.op.holds(x, c.bound)))
     }
+}
+
+/// The conditions of a `--best` expression, or the error in one.
+pub type Conditions = Result<Vec<Constraint>, String>;
+
+/// A `--best` expression's parts: the goal, the name after it (a metric,
+/// or a swept key for [`super::smallest`]), and its conditions (an error
+/// in a condition is kept apart, so that the name is judged first).
+pub fn split_objective(text: &str) -> Result<(Goal, String, Conditions), String> {
+    let err = |why: String| format!("--best '{}': {why}; {FORM}", text.trim());
+    let lower = text.trim().to_ascii_lowercase();
+    let (goal, rest) = [
+        ("minimize ", Goal::Minimize),
+        ("minimise ", Goal::Minimize),
+        ("min ", Goal::Minimize),
+        ("maximize ", Goal::Maximize),
+        ("maximise ", Goal::Maximize),
+        ("max ", Goal::Maximize),
+    ]
+    .iter()
+    .find_map(|(word, goal)| lower.strip_prefix(word).map(|r| (*goal, r.trim())))
+    .ok_or_else(|| err("it must start with 'minimize' or 'maximize'".into()))?;
+    let (name, rest) = match rest.find(|c: char| c.is_whitespace() || c == ',') {
+        Some(i) => (&rest[..i], rest[i..].trim()),
+        None => (rest, ""),
+    };
+    let constraints = (|| {
+        let mut constraints = Vec::new();
+        if rest.is_empty() {
+            return Ok(constraints);
+        }
+        let conditions = [
+            "subject to ",
+            "such that ",
+            "s.t. ",
+            "where ",
+            "with ",
+            ", ",
+        ]
+        .iter()
+        .find_map(|w| rest.strip_prefix(w))
+        .ok_or_else(|| {
+            err(format!(
+                "after the metric expected 'subject to', found '{rest}'"
+            ))
+        })?;
+        for cond in conditions
+            .split(',')
+            .flat_map(|c| c.split(" and "))
+            .flat_map(|c| c.split("&&"))
+        {
+            let cond = cond.trim();
+            if cond.is_empty() {
+                return Err(err("an empty condition".into()));
+            }
+            constraints.push(parse_condition(cond).map_err(&err)?);
+        }
+        Ok(constraints)
+    })();
+    Ok((goal, name.to_string(), constraints))
 }
 
 fn parse_condition(cond: &str) -> Result<Constraint, String> {

@@ -13,6 +13,8 @@
 //!   parallel execution;
 //! - [`table`]: rows, metrics and the CSV;
 //! - [`best`]: `minimize METRIC subject to …`;
+//! - [`smallest`]: `minimize KEY subject to …`, the smallest value of a
+//!   swept key that meets the constraints, per policy;
 //! - [`merge`]: shard CSVs back into the whole sweep's;
 //! - [`plot`]: the chart.
 //!
@@ -58,6 +60,7 @@ pub mod grid;
 pub mod merge;
 pub mod plot;
 pub mod run;
+pub mod smallest;
 pub mod table;
 
 pub use best::{BestReport, Objective};
