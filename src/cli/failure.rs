@@ -15,6 +15,12 @@ pub const EXIT_MISS: i32 = 1;
 pub const EXIT_INPUT: i32 = 2;
 /// Exit code for a run that did not complete (time limit, stall).
 pub const EXIT_INCOMPLETE: i32 = 3;
+/// Exit code of `advise` when no remedy meets the goal (no recommendation
+/// is made up).
+pub const EXIT_NO_ADVICE: i32 = 4;
+/// Exit code of `advise` when the evidence holds nothing to advise on (a
+/// trace with no pool work, or without the work-item events it needs).
+pub const EXIT_EVIDENCE: i32 = 5;
 /// Exit code of a run stopped by Ctrl-C.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -35,6 +41,10 @@ pub enum Failure {
     Incomplete(Option<String>),
     /// Exit 130: stopped by Ctrl-C; what was kept.
     Interrupted(String),
+    /// A command's own exit code, after its output said why.
+    Exit(i32),
+    /// A command's own exit code and the message for stderr.
+    Message(i32, String),
 }
 
 impl Failure {
@@ -50,6 +60,7 @@ impl Failure {
             Failure::Miss => EXIT_MISS,
             Failure::Incomplete(_) => EXIT_INCOMPLETE,
             Failure::Interrupted(_) => EXIT_INTERRUPTED,
+            Failure::Exit(code) | Failure::Message(code, _) => *code,
         }
     }
 
@@ -59,10 +70,11 @@ impl Failure {
             Failure::Usage(e) => {
                 let _ = e.print();
             }
-            Failure::Input(text) | Failure::Incomplete(Some(text)) | Failure::Interrupted(text) => {
-                eprintln!("{text}")
-            }
-            Failure::Miss | Failure::Incomplete(None) => {}
+            Failure::Input(text)
+            | Failure::Incomplete(Some(text))
+            | Failure::Interrupted(text)
+            | Failure::Message(_, text) => eprintln!("{text}"),
+            Failure::Miss | Failure::Incomplete(None) | Failure::Exit(_) => {}
         }
         self.exit_code()
     }

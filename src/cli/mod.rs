@@ -4,6 +4,7 @@
 //! One path: `run` parses the flags and calls the command, which returns
 //! `Result<(), Failure>`; `main` prints the failure and exits with its code.
 
+mod advise;
 mod compare;
 mod explain;
 mod failure;
@@ -37,7 +38,8 @@ Write your own scenario:  poolsim new my.toml  (a commented starter)\n\
 List the policies:  poolsim policies\n\n\
 Exit codes: 0 success; 1 a reproduce row (not a listed known miss) or a validate check missed its \
 tolerance; 2 bad input; 3 a run did not complete (deadlock, time limit, \
-stall); 130 a sweep stopped by Ctrl-C."
+stall); 4 advise found no remedy that meets the goal; 5 advise's evidence holds nothing to \
+advise on; 130 a sweep stopped by Ctrl-C."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -59,6 +61,10 @@ enum Command {
     /// Run one scenario under several policies: a side-by-side table and
     /// one stacked Gantt chart.
     Compare(compare::CompareArgs),
+    /// From the app's evidence (a scenario, or a trace with its work
+    /// items) to a setting to paste: the smallest MinThreads that meets
+    /// the goal, and other remedies, each with its odds over many runs.
+    Advise(advise::AdviseArgs),
     /// Replay the seeds' published measurements and compare: published vs
     /// simulated, error, pass/fail against each row's tolerance
     /// (docs/reference.md).
@@ -207,6 +213,7 @@ pub fn run() -> Result<(), Failure> {
         Command::Import(args) => import::run(args),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Advise(args) => advise::run(args),
         Command::Sweep(args) => sweep::run(args),
         Command::SweepMerge(args) => sweep::merge(args),
         Command::Measure(args) => measure::run(args),

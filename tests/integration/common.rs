@@ -172,3 +172,11 @@ pub fn sorted_starts(trace: &Trace) -> Vec<f64> {
     starts.sort_by(f64::total_cmp);
     starts
 }
+
+/// A fresh directory under the target directory for one test's files.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a test directory");
+    dir
+}

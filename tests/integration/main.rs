@@ -1,6 +1,7 @@
 //! poolsim's integration tests: one binary, a file per behaviour.
 
 mod adjustments;
+mod advise;
 mod answers;
 mod charts_decisions;
 mod charts_headline;

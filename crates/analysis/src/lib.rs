@@ -35,6 +35,7 @@ pub mod diagnostics {
     pub use poolsim_core::diagnostics::*;
 }
 
+pub mod advise;
 pub mod coordination;
 pub mod counters;
 pub mod explain;

@@ -7,12 +7,14 @@
 //! (seeds, and arrival draws where the caller varies them), each run judged
 //! on its own against the goal ([`Criterion`]); a value *meets* the goal
 //! when at least [`Search::share`] of its runs do (all of them by default
-//! for one run, 95 % for many). The search scans the range coarsely from
-//! its low end until a value meets the goal, then bisects between that value
-//! and the last one that missed, so the answer is the smallest value of the
-//! range that meets it (given that more of the setting does not hurt, which
-//! holds for a pool's minimum), never a grid point that merely happened to
-//! be tried, and never the range's end unless nothing smaller works.
+//! for one run, 95 % for many). The search gallops up the range from its
+//! low end (low, low + 1, low + 3, low + 7, …) until a value meets the
+//! goal, then bisects between that value and the last one that missed, so
+//! the answer is the smallest value of the range that meets it (given that
+//! more of the setting does not hurt, which holds for a pool's minimum),
+//! in about twice log2 of the answer's distance from the low end trials:
+//! never a grid point that merely happened to be tried, and never the
+//! range's end unless nothing smaller works.
 //!
 //! How a value is applied and run is the caller's (a closure): the search
 //! and the judgement of a run are here, once.
@@ -135,8 +137,6 @@ pub struct Search {
 
 /// The least share of runs that must meet the goal when there are many.
 pub const DEFAULT_SHARE: f64 = 0.95;
-/// Coarse steps over the range before the bisection.
-const SCAN_STEPS: u32 = 16;
 
 /// What the search found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -173,10 +173,10 @@ impl Search {
             tried.push(v);
             replay(v)
         };
-        let step = ((self.high - self.low) / SCAN_STEPS).max(1);
         let mut below: Option<Trial> = None;
         let mut enough: Option<Trial> = None;
         let mut v = self.low;
+        let mut stride = 1u32;
         loop {
             let t = run(v, &mut tried);
             if self.meets(&t) {
@@ -187,7 +187,8 @@ impl Search {
             if v == self.high {
                 break;
             }
-            v = v.saturating_add(step).min(self.high);
+            v = v.saturating_add(stride).min(self.high);
+            stride = stride.saturating_mul(2);
         }
         let Some(mut high) = enough else {
             return Found {
@@ -243,7 +244,9 @@ mod tests {
             if need > 1 {
                 assert_eq!(found.below.as_ref().map(|t| t.value), Some(need - 1));
             }
-            assert!(found.tried.len() <= 16 + 9, "{need}: {:?}", found.tried);
+            // Galloping then bisecting: about twice log2 of the distance.
+            let bound = 2 * (32 - need.leading_zeros()) as usize + 2;
+            assert!(found.tried.len() <= bound, "{need}: {:?}", found.tried);
         }
     }
 

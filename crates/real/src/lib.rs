@@ -7,12 +7,13 @@
 //! re-exported here, so a path is the same in every crate.
 
 pub use poolsim_analysis::{
-    coordination, counters, diagnostics, engine, explain, files, generate, metrics, output, policy,
+    advise, coordination, counters, diagnostics, engine, explain, files, generate, metrics, output, policy,
     policy_file, pool, remedy, render, rng, scenario, spread, stream, sweep, time, trace, verdict,
 };
 
 pub mod account;
 pub mod measure;
 pub mod nettrace;
+pub mod replay_check;
 pub mod reproduce;
 pub mod validate;

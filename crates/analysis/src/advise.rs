@@ -1,0 +1,633 @@
+//! `poolsim advise`: from a workload to a setting a .NET engineer can
+//! paste, with its odds.
+//!
+//! The question is "what should I set, and will it work?". The scenario
+//! (written, or drafted from a trace by the `real` crate) is replayed as it
+//! is, then under each remedy an engineer can apply, each over the same
+//! runs: [`AdviseOptions::runs`] seeds, and for Poisson arrivals a fresh
+//! draw of the arrivals each run (a service's traffic differs from run to
+//! run), so every answer is a share of runs, not one run's luck. A run is
+//! judged against the goal ([`Criterion`]: by default the run verdict's
+//! question, "is the pool the limit?", or the user's `--goal`).
+//!
+//! The remedies, per runtime:
+//! - **MinThreads**: the smallest minimum meeting the goal in at least
+//!   95 % of the runs ([`crate::remedy::Search`], the search of the run
+//!   verdict's fix and of `sweep --best 'minimize pool.min_threads …'`),
+//!   where the pool honours `SetMinThreads`. What to paste comes from
+//!   [`min_threads_paste`]: the runtimeconfig knob
+//!   `System.Threading.ThreadPool.MinThreads`, the `SetMinThreads` call,
+//!   or the `ThreadPool_ForceMinWorkerThreads` variable (hexadecimal).
+//! - **await instead of blocking**: every `Task.Delay(d).Wait()` and
+//!   `Thread.Sleep(d)` step awaited instead (the code change that removes
+//!   the cause).
+//! - **.NET 6+**: for a pool before .NET 6 whose items block in
+//!   `Task.Wait`, the portable pool's cooperative blocking (`net8`).
+//!
+//! The recommendation is the MinThreads value when it meets the goal (a
+//! setting, no code change), else the first other remedy that does; with
+//! none, there is none ([`Advice::recommended`] is `None`), never a guess.
+
+use std::fmt::Write as _;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::engine::{self, Outcome, SimOptions};
+use crate::metrics::{self, Summary};
+use crate::output::human_ms;
+use crate::policy::{ModelKind, PolicyConfig};
+use crate::policy_file::resolve_policy;
+use crate::remedy::{Criterion, Search, Trial};
+use crate::scenario::{Arrival, Scenario, Step};
+use crate::trace::NullSink;
+
+/// Runs per remedy by default.
+pub const DEFAULT_RUNS: usize = 20;
+/// The largest minimum the search tries.
+pub const MAX_MIN_THREADS: u32 = 1024;
+
+/// How to advise.
+#[derive(Clone, Debug)]
+pub struct AdviseOptions {
+    /// Runs per remedy (seeds `seed`, `seed + 1`, …).
+    pub runs: usize,
+    /// What a run must show.
+    pub criterion: Criterion,
+    /// Draw Poisson arrivals anew for each run (else every run replays the
+    /// scenario's own draw).
+    pub vary_arrivals: bool,
+}
+
+impl Default for AdviseOptions {
+    fn default() -> Self {
+        AdviseOptions {
+            runs: DEFAULT_RUNS,
+            criterion: Criterion::NoStarvation,
+            vary_arrivals: true,
+        }
+    }
+}
+
+/// What kind of change a remedy is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RemedyKind {
+    MinThreads,
+    Await,
+    Runtime,
+}
+
+/// One remedy, replayed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Remedy {
+    pub kind: RemedyKind,
+    /// The change in words (`MinThreads 12`).
+    pub what: String,
+    /// Its runs (for MinThreads, those of the smallest value that met the
+    /// goal, or of the largest tried when none did).
+    pub trial: Trial,
+    /// Whether it meets the goal in the required share of runs.
+    pub meets: bool,
+    /// MinThreads: the value below, tried and missing the goal.
+    pub below: Option<Trial>,
+    /// What to paste or change, a line each.
+    pub paste: Vec<String>,
+}
+
+/// The advice on one workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    pub scenario: String,
+    pub policy: String,
+    pub cores: u32,
+    /// The goal in words.
+    pub goal: String,
+    /// The share of runs a remedy must meet the goal in.
+    pub share: f64,
+    /// Whether Poisson arrivals were drawn anew each run.
+    pub arrivals_vary: bool,
+    /// The workload as it is.
+    pub as_is: Trial,
+    pub as_is_meets: bool,
+    pub remedies: Vec<Remedy>,
+    /// Index into `remedies` of the recommendation.
+    pub recommended: Option<usize>,
+}
+
+/// The scenario of run `r` of a trial: the run's seed, and with
+/// `vary_arrivals` the run's own draw of the arrivals.
+fn run_scenario(scenario: &Scenario, r: usize, vary_arrivals: bool) -> Scenario {
+    let seed = scenario.seed.wrapping_add(r as u64);
+    let mut s = scenario.with_run_seed(seed);
+    if vary_arrivals {
+        s.workload_seed = Some(scenario.workload_seed().wrapping_add(r as u64));
+    }
+    s
+}
+
+/// Whether any group's arrivals are random (so that varying them matters).
+pub fn has_random_arrivals(scenario: &Scenario) -> bool {
+    scenario
+        .groups
+        .iter()
+        .any(|g| matches!(g.arrival, Arrival::Poisson { .. }))
+}
+
+/// `runs` runs of `scenario` under `policy`, in parallel.
+fn replay(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    opts: &AdviseOptions,
+) -> Vec<(Summary, Outcome)> {
+    (0..opts.runs)
+        .into_par_iter()
+        .map(|r| {
+            let s = run_scenario(scenario, r, opts.vary_arrivals);
+            let run = engine::simulate(&s, policy, &mut NullSink, &SimOptions::default());
+            (metrics::summarize(&run.trace), run.outcome)
+        })
+        .collect()
+}
+
+/// The share a remedy must reach with `runs` runs: every run when there
+/// are few, 95 % from [`crate::sweep::smallest::MANY_RUNS`] on.
+fn share_for(runs: usize) -> f64 {
+    crate::sweep::smallest::share_for(runs)
+}
+
+/// Which runtime family a policy stands for, for what to paste.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// .NET 5+ (`DOTNET_` variables, runtimeconfig).
+    Net5Plus,
+    /// .NET Core 3.x (`COMPlus_` variables, runtimeconfig).
+    Core3,
+    /// .NET Framework (`COMPlus_` variables, no runtimeconfig).
+    Framework,
+    /// Mono (the call only).
+    Mono,
+}
+
+fn family(policy: &PolicyConfig) -> Family {
+    let name = policy.name.as_str();
+    match policy.model {
+        ModelKind::Portable => Family::Net5Plus,
+        _ if name.starts_with("mono") => Family::Mono,
+        _ if name.starts_with("net20") => Family::Framework,
+        _ if name.starts_with("coreclr3") => Family::Core3,
+        _ => Family::Net5Plus,
+    }
+}
+
+/// What to paste to set the pool's minimum to `n` worker threads under
+/// `policy`'s runtime: the runtimeconfig knob and the variable (its value
+/// hexadecimal, as the runtime reads it) where the runtime has them, and
+/// the call. Sources: the runtime configuration docs ("Runtime
+/// configuration options for threading": `System.Threading.ThreadPool.MinThreads`,
+/// `DOTNET_ThreadPool_ForceMinWorkerThreads`), and `COMPlus_` before .NET 5.
+pub fn min_threads_paste(policy: &PolicyConfig, n: u32) -> Vec<String> {
+    let fam = family(policy);
+    let mut out = Vec::new();
+    if matches!(fam, Family::Net5Plus | Family::Core3) {
+        out.push(format!(
+            "runtimeconfig.json   \"configProperties\": {{ \"System.Threading.ThreadPool.MinThreads\": {n} }}"
+        ));
+        out.push(format!(
+            "project file         <ItemGroup><RuntimeHostConfigurationOption Include=\"System.Threading.ThreadPool.MinThreads\" Value=\"{n}\" /></ItemGroup>"
+        ));
+    }
+    out.push(format!(
+        "code, at start-up    ThreadPool.GetMinThreads(out _, out int io); ThreadPool.SetMinThreads({n}, io);"
+    ));
+    let prefix = match fam {
+        Family::Net5Plus => Some("DOTNET_"),
+        Family::Core3 | Family::Framework => Some("COMPlus_"),
+        Family::Mono => None,
+    };
+    if let Some(p) = prefix {
+        out.push(format!(
+            "environment          {p}ThreadPool_ForceMinWorkerThreads=0x{n:X}   (hexadecimal: {n})"
+        ));
+    }
+    out
+}
+
+/// The scenario with every blocking wait and sleep awaited instead, and
+/// the changes in words; `None` when nothing blocks.
+fn awaited(scenario: &Scenario) -> Option<(Scenario, Vec<String>)> {
+    let mut s = scenario.clone();
+    let mut changes = Vec::new();
+    for g in &mut s.groups {
+        for step in &mut g.body {
+            let (call, d) = match *step {
+                Step::Wait(d) => ("Task.Delay({}).Wait() or .Result", d),
+                Step::Sleep(d) => ("Thread.Sleep({})", d),
+                _ => continue,
+            };
+            let ms = crate::verdict::fmt_num(d.as_ms_f64());
+            let line = format!(
+                "group `{}`: {} -> await Task.Delay({ms}) (await the call instead of blocking on it)",
+                g.name,
+                call.replace("{}", &ms)
+            );
+            if !changes.contains(&line) {
+                changes.push(line);
+            }
+            *step = Step::Await(d);
+        }
+    }
+    (!changes.is_empty()).then_some((s, changes))
+}
+
+/// The scenario with every blocking wait and sleep awaited instead
+/// (the "await instead of blocking" remedy); `None` when nothing blocks.
+pub fn awaited_scenario(scenario: &Scenario) -> Option<Scenario> {
+    awaited(scenario).map(|(s, _)| s)
+}
+
+/// Whether any item blocks in `Task.Wait`.
+fn has_waits(scenario: &Scenario) -> bool {
+    scenario
+        .groups
+        .iter()
+        .any(|g| g.body.iter().any(|s| matches!(s, Step::Wait(_))))
+}
+
+/// Advises on `scenario` under `policy`.
+pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) -> Advice {
+    let runs = opts.runs.max(1);
+    let opts = AdviseOptions {
+        runs,
+        ..opts.clone()
+    };
+    let share = share_for(runs);
+    let meets = |t: &Trial| t.runs > 0 && t.share() + 1e-12 >= share;
+    let judge = |value: u32, s: &Scenario, p: &PolicyConfig| {
+        Trial::judge(value, &replay(s, p, &opts), &opts.criterion)
+    };
+    let (min, max) = crate::policy::thread_limits(policy, scenario);
+    let as_is = judge(min, scenario, policy);
+    let as_is_meets = meets(&as_is);
+    let mut remedies = Vec::new();
+    if !as_is_meets {
+        if policy.threads.honours_set_min_threads && min < max {
+            let top = max.min(MAX_MIN_THREADS).max(min + 1);
+            let found = Search::new(min + 1, top, share).smallest(|n| {
+                let mut s = scenario.clone();
+                s.pool.min_threads = Some(n);
+                judge(n, &s, policy)
+            });
+            let (trial, ok) = match found.smallest {
+                Some(t) => (t, true),
+                None => match found.below.clone() {
+                    Some(t) => (t, false),
+                    None => (as_is.clone(), false),
+                },
+            };
+            let paste = if ok {
+                min_threads_paste(policy, trial.value)
+            } else {
+                Vec::new()
+            };
+            remedies.push(Remedy {
+                kind: RemedyKind::MinThreads,
+                what: if ok {
+                    format!("MinThreads {}", trial.value)
+                } else {
+                    format!("MinThreads up to {}", trial.value)
+                },
+                below: if ok { found.below } else { None },
+                trial,
+                meets: ok,
+                paste,
+            });
+        }
+        if let Some((s, changes)) = awaited(scenario) {
+            let trial = judge(min, &s, policy);
+            remedies.push(Remedy {
+                kind: RemedyKind::Await,
+                what: "await instead of blocking".into(),
+                meets: meets(&trial),
+                trial,
+                below: None,
+                paste: changes,
+            });
+        }
+        if policy.model != ModelKind::Portable
+            && has_waits(scenario)
+            && let Ok(net8) = resolve_policy("net8")
+        {
+            let trial = judge(min, scenario, &net8);
+            remedies.push(Remedy {
+                kind: RemedyKind::Runtime,
+                what: ".NET 8".into(),
+                meets: meets(&trial),
+                trial,
+                below: None,
+                paste: vec![
+                    "run on .NET 6 or later: a thread blocked in Task.Wait counts as cooperative blocking, and the pool adds threads for it at once".into(),
+                ],
+            });
+        }
+    }
+    let recommended = remedies.iter().position(|r| r.meets);
+    Advice {
+        scenario: scenario.name.clone(),
+        policy: policy.name.clone(),
+        cores: scenario.machine.cores,
+        goal: opts.criterion.text(),
+        share,
+        arrivals_vary: opts.vary_arrivals && has_random_arrivals(scenario),
+        as_is,
+        as_is_meets,
+        remedies,
+        recommended,
+    }
+}
+
+/// "mean (lo to hi)" of the completed runs' values, as durations.
+fn spread_ms(values: &[Option<f64>]) -> String {
+    let v: Vec<f64> = values.iter().flatten().copied().collect();
+    if v.is_empty() {
+        return "- (no run completed)".into();
+    }
+    let mut sorted = v.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    if sorted.len() == 1 || sorted[0] == sorted[sorted.len() - 1] {
+        human_ms(median)
+    } else {
+        format!(
+            "{} ({} to {})",
+            human_ms(median),
+            human_ms(sorted[0]),
+            human_ms(sorted[sorted.len() - 1])
+        )
+    }
+}
+
+fn peak(values: &[Option<f64>]) -> String {
+    let v: Vec<f64> = values.iter().flatten().copied().collect();
+    match (
+        v.iter().copied().reduce(f64::min),
+        v.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{lo:.0}"),
+        (Some(lo), Some(hi)) => format!("{lo:.0} to {hi:.0}"),
+        _ => "-".into(),
+    }
+}
+
+fn odds(t: &Trial) -> String {
+    format!(
+        "{} of {} run{}",
+        t.met,
+        t.runs,
+        if t.runs == 1 { "" } else { "s" }
+    )
+}
+
+impl Advice {
+    /// The advice as `poolsim advise` prints it.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "workload      {}", self.scenario);
+        let _ = writeln!(
+            out,
+            "runtime       {}   {} cores   {} runs each{}",
+            self.policy,
+            self.cores,
+            self.as_is.runs,
+            if self.arrivals_vary {
+                " (seeds and Poisson arrivals drawn anew each run)"
+            } else {
+                " (seeds vary; the arrivals are the scenario's)"
+            }
+        );
+        let _ = writeln!(
+            out,
+            "goal          {}   in at least {:.0} % of runs",
+            self.goal,
+            self.share * 100.0
+        );
+        let _ = writeln!(
+            out,
+            "              (figures: the median over the runs, then the lowest to the highest)"
+        );
+        let _ = writeln!(
+            out,
+            "as it is      meets it in {}   latency p99 {}   makespan {}   threads {}",
+            odds(&self.as_is),
+            spread_ms(&self.as_is.latency_p99_ms),
+            spread_ms(&self.as_is.makespan_ms),
+            peak(&self.as_is.threads_peak)
+        );
+        if self.as_is_meets {
+            let _ = writeln!(
+                out,
+                "\nno change needed: the workload meets the goal as it is."
+            );
+            return out;
+        }
+        let _ = writeln!(out, "\nremedies (each replayed {} times):", self.as_is.runs);
+        let width = self
+            .remedies
+            .iter()
+            .map(|r| r.what.chars().count())
+            .max()
+            .unwrap_or(0);
+        for r in &self.remedies {
+            let mut line = format!(
+                "  {:<width$}  {}  meets it in {}",
+                r.what,
+                if r.meets { "yes" } else { "no " },
+                odds(&r.trial)
+            );
+            if let Some(b) = &r.below {
+                line.push_str(&format!(" (MinThreads {}: {})", b.value, odds(b)));
+            }
+            let _ = writeln!(out, "{line}");
+            let _ = writeln!(
+                out,
+                "  {:<width$}       latency p99 {}   makespan {}   threads {}",
+                "",
+                spread_ms(&r.trial.latency_p99_ms),
+                spread_ms(&r.trial.makespan_ms),
+                peak(&r.trial.threads_peak)
+            );
+        }
+        let Some(i) = self.recommended else {
+            let _ = writeln!(
+                out,
+                "\nno recommendation: no remedy meets the goal in {:.0} % of runs.",
+                self.share * 100.0
+            );
+            return out;
+        };
+        let r = &self.remedies[i];
+        let _ = writeln!(out, "\nrecommended: {}", r.what);
+        let _ = writeln!(
+            out,
+            "  latency p99 {} -> {}; meets the goal in {} (as it is: {})",
+            spread_ms(&self.as_is.latency_p99_ms),
+            spread_ms(&r.trial.latency_p99_ms),
+            odds(&r.trial),
+            odds(&self.as_is)
+        );
+        let _ = writeln!(
+            out,
+            "  cost: threads {} (as it is: {}), each with its own stack",
+            peak(&r.trial.threads_peak),
+            peak(&self.as_is.threads_peak)
+        );
+        if r.kind == RemedyKind::MinThreads {
+            let _ = writeln!(out, "  paste one of:");
+        } else {
+            let _ = writeln!(out, "  change:");
+        }
+        for p in &r.paste {
+            let _ = writeln!(out, "    {p}");
+        }
+        out
+    }
+}
+
+/// The goal `text` (`latency_p99_ms < 200 and threads_peak <= 64`) as a
+/// criterion; `None` or "no starvation" is the verdict's question.
+pub fn parse_goal(text: Option<&str>) -> Result<Criterion, String> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(Criterion::NoStarvation);
+    };
+    if text.eq_ignore_ascii_case("no starvation") {
+        return Ok(Criterion::NoStarvation);
+    }
+    // The conditions of `--best`, in one place.
+    let (_, _, conditions) =
+        crate::sweep::best::split_objective(&format!("minimize makespan_ms subject to {text}"))
+            .map_err(|e| e.replace("--best", "--goal"))?;
+    let conditions = conditions.map_err(|e| {
+        e.replace(
+            &format!("--best 'minimize makespan_ms subject to {text}'"),
+            &format!("--goal '{text}'"),
+        )
+    })?;
+    Ok(Criterion::Constraints(conditions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load::parse_scenario;
+
+    const SERVICE: &str = "name = \"service\"\n[machine]\ncores = 4\n[pool]\npolicy = \"net8\"\n\
+        [[group]]\nname = \"requests\"\ncount = 1500\narrival = { poisson_per_s = 200 }\n\
+        body = [ { cpu_ms = 1 }, { wait_ms = 50 }, { cpu_ms = 1 } ]\n";
+
+    fn advice(text: &str, goal: Option<&str>, runs: usize) -> Advice {
+        let scenario = parse_scenario(text, "service.toml").unwrap();
+        let policy = resolve_policy(&scenario.pool.policy).unwrap();
+        let opts = AdviseOptions {
+            runs,
+            criterion: parse_goal(goal).unwrap(),
+            vary_arrivals: true,
+        };
+        advise(&scenario, &policy, &opts)
+    }
+
+    #[test]
+    fn the_recommended_minimum_meets_the_goal_and_one_less_does_not() {
+        let a = advice(SERVICE, Some("latency_p99_ms < 200"), 20);
+        assert!(!a.as_is_meets, "{}", a.text());
+        let r = &a.remedies[a.recommended.expect("a recommendation")];
+        assert_eq!(r.kind, RemedyKind::MinThreads);
+        assert!(r.trial.share() >= 0.95, "{}", a.text());
+        let below = r.below.as_ref().expect("the value below was tried");
+        assert_eq!(below.value + 1, r.trial.value);
+        assert!(below.share() < 0.95, "{}", a.text());
+        // Every run of the recommendation has its latency under the goal
+        // where it met it.
+        let under = r
+            .trial
+            .latency_p99_ms
+            .iter()
+            .filter(|l| l.is_some_and(|l| l < 200.0))
+            .count();
+        assert_eq!(under, r.trial.met);
+        let text = a.text();
+        let hex = format!("0x{:X}", r.trial.value);
+        assert!(text.contains(&hex), "{text}");
+        assert!(
+            text.contains("System.Threading.ThreadPool.MinThreads"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_same_workload_gives_the_same_advice() {
+        let a = advice(SERVICE, None, 4);
+        let b = advice(SERVICE, None, 4);
+        assert_eq!(a, b);
+        assert_eq!(a.text(), b.text());
+    }
+
+    #[test]
+    fn arrivals_drawn_anew_differ_from_run_to_run() {
+        let scenario = parse_scenario(SERVICE, "service.toml").unwrap();
+        let a = run_scenario(&scenario, 0, true);
+        let b = run_scenario(&scenario, 1, true);
+        assert_ne!(a.workload_seed(), b.workload_seed());
+        let c = run_scenario(&scenario, 1, false);
+        assert_eq!(a.workload_seed(), c.workload_seed());
+    }
+
+    #[test]
+    fn a_workload_that_meets_the_goal_needs_no_change() {
+        let light = SERVICE.replace("poisson_per_s = 200", "poisson_per_s = 5");
+        let a = advice(&light, Some("latency_p99_ms < 200"), 4);
+        assert!(a.as_is_meets, "{}", a.text());
+        assert!(a.remedies.is_empty());
+        assert!(a.text().contains("no change needed"));
+    }
+
+    #[test]
+    fn a_goal_nothing_meets_gives_no_recommendation() {
+        let a = advice(SERVICE, Some("latency_p99_ms < 1"), 3);
+        assert_eq!(a.recommended, None, "{}", a.text());
+        assert!(a.text().contains("no recommendation"));
+    }
+
+    #[test]
+    fn the_paste_is_the_runtime_s() {
+        let net8 = resolve_policy("net8").unwrap();
+        let lines = min_threads_paste(&net8, 26).join("\n");
+        assert!(
+            lines.contains("DOTNET_ThreadPool_ForceMinWorkerThreads=0x1A"),
+            "{lines}"
+        );
+        let core3 = resolve_policy("coreclr3").unwrap();
+        let lines = min_threads_paste(&core3, 26).join("\n");
+        assert!(
+            lines.contains("COMPlus_ThreadPool_ForceMinWorkerThreads=0x1A"),
+            "{lines}"
+        );
+        let mono = resolve_policy("mono").unwrap();
+        let lines = min_threads_paste(&mono, 26).join("\n");
+        assert!(
+            !lines.contains("runtimeconfig") && !lines.contains("0x1A"),
+            "{lines}"
+        );
+        assert!(lines.contains("SetMinThreads(26, io)"), "{lines}");
+    }
+
+    #[test]
+    fn goals_are_parsed_as_sweep_conditions() {
+        assert_eq!(parse_goal(None).unwrap(), Criterion::NoStarvation);
+        assert!(matches!(
+            parse_goal(Some("latency_p99_ms < 200 and threads_peak <= 64")).unwrap(),
+            Criterion::Constraints(c) if c.len() == 2
+        ));
+        let e = parse_goal(Some("latency_p99 < 200")).unwrap_err();
+        assert!(e.contains("did you mean") && e.contains("--goal"), "{e}");
+    }
+}

@@ -1,0 +1,300 @@
+//! `poolsim advise EVIDENCE`: from the app's evidence (a scenario, or an
+//! EventPipe trace with its work items) to a setting to paste, with its
+//! odds ([`poolsim::advise`]); for a trace, the replay of its drafted
+//! scenario is checked against the recording first
+//! ([`poolsim::replay_check`]).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use poolsim::advise::{self, Advice, AdviseOptions, RemedyKind};
+use poolsim::engine::{self, SimOptions};
+use poolsim::metrics;
+use poolsim::nettrace::draft::draft_scenario;
+use poolsim::nettrace::replay::imported_run;
+use poolsim::nettrace::{NetTraceError, PoolTimeline};
+use poolsim::output;
+use poolsim::policy::PolicyConfig;
+use poolsim::policy_file::resolve_policy;
+use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::replay_check::{self, Check};
+use poolsim::scenario::Scenario;
+use poolsim::scenario::load::parse_scenario;
+use poolsim::trace::{EventLog, NullSink};
+
+use super::failure::{EXIT_EVIDENCE, EXIT_NO_ADVICE};
+use super::{Failure, ScenarioArgs};
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+EVIDENCE is a scenario (.toml) or a .NET EventPipe trace (.nettrace) recorded
+with the work-item events (see docs/real-runs.md). A trace's items are drafted
+into a scenario (as `import --scenario` drafts it), and the replay of the
+draft is checked against the recording (peak threads within 2, span within
+10 %, latency quantiles) before any advice; a miss marks the advice
+unconfirmed.
+
+Each remedy is replayed --runs times (seeds, and Poisson arrivals drawn anew
+each run): the pool's minimum (the smallest MinThreads that meets the goal in
+95 % of the runs, found by the search of `run`'s verdict and of `sweep --best
+'minimize pool.min_threads ...'`), awaiting instead of blocking, and .NET 6+
+for a pool before it. The goal is 'no starvation' (work waits for a thread
+less than 10 % of the run, or the cores are the limit) unless --goal says
+otherwise, in `sweep --best`'s conditions.
+
+Examples:
+  poolsim advise scenarios/seed-001-burst.toml
+  poolsim advise service.toml --goal 'latency_p99_ms < 200'
+  poolsim advise service.toml --runtime coreclr3 --runs 40 --json
+  poolsim advise app.nettrace --runtime net8 --html advice.html
+
+Exit codes: 0 advice given (or no change needed); 2 bad input (a file that
+does not parse, a truncated trace, a bad goal); 3 the workload does not
+complete as it is (deadlock, time limit); 4 no remedy meets the goal (no
+recommendation is made up); 5 the evidence holds nothing to advise on (a
+trace with no pool work or without its work-item events).")]
+pub struct AdviseArgs {
+    /// The app's evidence: a scenario file (.toml) or an EventPipe trace
+    /// (.nettrace) with work-item events.
+    #[arg(value_name = "EVIDENCE")]
+    pub evidence: PathBuf,
+    /// The runtime (policy) to advise for: net8, net6, coreclr3,
+    /// net-classic, mono, ... (default: the scenario's; net8 for a trace).
+    #[arg(long, value_name = "POLICY")]
+    pub runtime: Option<String>,
+    /// What a run must achieve: conditions as `sweep --best` takes them,
+    /// like 'latency_p99_ms < 200 and threads_peak <= 64' (default: no
+    /// starvation).
+    #[arg(long, value_name = "CONDITIONS")]
+    pub goal: Option<String>,
+    /// Runs per remedy.
+    #[arg(long, default_value_t = advise::DEFAULT_RUNS, value_name = "N")]
+    pub runs: usize,
+    /// Replay the scenario's own draw of Poisson arrivals in every run
+    /// (default: drawn anew each run, as traffic differs).
+    #[arg(long)]
+    pub fixed_arrivals: bool,
+    /// Try a change of the scenario first: KEY=VALUE, as `run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print the advice (and the replay check) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the workload as it is and with the recommendation, stacked on
+    /// one time axis (first run of each).
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The same as one self-contained HTML page.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
+}
+
+/// Most runs per remedy.
+const MAX_RUNS: usize = 1000;
+
+fn is_trace(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("nettrace"))
+}
+
+pub fn run(args: AdviseArgs) -> Result<(), Failure> {
+    if args.runs == 0 || args.runs > MAX_RUNS {
+        return Err(Failure::error(format!(
+            "--runs {}: give from 1 to {MAX_RUNS} runs per remedy",
+            args.runs
+        )));
+    }
+    let criterion = advise::parse_goal(args.goal.as_deref())?;
+    output::check_outputs(
+        &[
+            ("--png", args.png.as_deref(), "png"),
+            ("--html", args.html.as_deref(), "html"),
+        ],
+        &[args.evidence.as_path()],
+    )?;
+    let (scenario, policy, checks) = if is_trace(&args.evidence) {
+        if !args.set.is_empty() {
+            return Err(Failure::error(
+                "--set changes a scenario file: write the draft with `poolsim import TRACE --scenario F.toml`, then advise on F.toml",
+            ));
+        }
+        from_trace(&args)?
+    } else {
+        let scenario_args = ScenarioArgs {
+            file: args.evidence.clone(),
+            set: args.set.clone(),
+            ..ScenarioArgs::default()
+        };
+        let (s, p) = scenario_args.load(args.runtime.as_deref())?;
+        (s, p, None)
+    };
+    // A workload that does not complete as it is cannot be advised on by
+    // its odds: say so (its first run's account is `run`'s).
+    let first = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+    if !first.outcome.is_completed() {
+        return Err(Failure::Incomplete(Some(format!(
+            "error: {} does not complete under {} as it is ({}): `poolsim run {}{}` tells why",
+            scenario.name,
+            policy.name,
+            match first.outcome {
+                engine::Outcome::Deadlock { .. } => "it deadlocks",
+                engine::Outcome::TimeLimit { .. } => "it reaches its time limit",
+                engine::Outcome::Stalled { .. } => "it stalls",
+                _ => "it runs out of its event budget",
+            },
+            args.evidence.display(),
+            args.runtime
+                .as_deref()
+                .map_or(String::new(), |r| format!(" --policy {r}"))
+        ))));
+    }
+    let opts = AdviseOptions {
+        runs: args.runs,
+        criterion,
+        vary_arrivals: !args.fixed_arrivals,
+    };
+    let advice = advise::advise(&scenario, &policy, &opts);
+    let confirmed = checks.as_ref().is_none_or(|c| c.iter().all(|c| c.ok));
+    write_charts(&args, &scenario, &policy, &advice)?;
+    if args.json {
+        let value = serde_json::json!({
+            "advice": advice,
+            "replay_check": checks,
+            "confirmed": confirmed,
+        });
+        println!("{}", serde_json::to_string(&value)?);
+    } else {
+        if let Some(c) = &checks {
+            print!("{}", replay_check::text(c));
+            if !confirmed {
+                println!(
+                    "  the replay misses the recording: the advice below is UNCONFIRMED (it rests on a draft that is not the app)"
+                );
+            }
+            println!();
+        }
+        print!("{}", advice.text());
+    }
+    if advice.as_is_meets || advice.recommended.is_some() {
+        Ok(())
+    } else {
+        Err(Failure::Exit(EXIT_NO_ADVICE))
+    }
+}
+
+/// The trace read, its items drafted into a scenario, the draft replayed
+/// and checked against the recording.
+fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<Check>>), Failure> {
+    let path = &args.evidence;
+    let file = File::open(path)
+        .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
+    let timeline = PoolTimeline::read(file).map_err(|e| {
+        let mut text = format!("error: {}: {e}", path.display());
+        if let NetTraceError::Truncated { .. } = e {
+            text.push_str(
+                "\n  help: a trace is complete only once the traced process has exited normally",
+            );
+        }
+        Failure::Input(text)
+    })?;
+    if timeline.threads_started == 0
+        && timeline.items.enqueued == 0
+        && timeline.adjustments.is_empty()
+    {
+        return Err(Failure::Message(
+            EXIT_EVIDENCE,
+            format!(
+                "error: {}: the trace holds no thread-pool work (no worker thread started, no item queued, no adjustment): nothing to advise on",
+                path.display()
+            ),
+        ));
+    }
+    let source = path.display().to_string();
+    let draft = draft_scenario(&timeline, &source).map_err(|e| {
+        Failure::Message(
+            EXIT_EVIDENCE,
+            format!(
+                "error: {}: {e}\n  advise drafts the workload from the items; a trace of the runtime's events alone is read by `poolsim import`",
+                path.display()
+            ),
+        )
+    })?;
+    let mut scenario = parse_scenario(&draft.toml, &source).map_err(|e| {
+        Failure::Input(format!(
+            "error: the scenario drafted from {} does not load:\n{e}",
+            path.display()
+        ))
+    })?;
+    let runtime = args.runtime.as_deref().unwrap_or("net8");
+    let policy = resolve_policy(runtime)?;
+    scenario.pool.policy = policy.name.clone();
+    let name = path
+        .file_name()
+        .map_or_else(|| source.clone(), |n| n.to_string_lossy().into_owned());
+    let recorded = metrics::summarize(&imported_run(&timeline, &name).trace);
+    let replay = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+    let replayed = metrics::summarize(&replay.trace);
+    let checks = replay_check::compare(&recorded, &replayed);
+    Ok((scenario, policy, Some(checks)))
+}
+
+/// `--png` / `--html`: the first run as it is and with the recommendation.
+fn write_charts(
+    args: &AdviseArgs,
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    advice: &Advice,
+) -> Result<(), Failure> {
+    if args.png.is_none() && args.html.is_none() {
+        return Ok(());
+    }
+    let mut variants: Vec<(String, Scenario, PolicyConfig)> =
+        vec![("as it is".into(), scenario.clone(), policy.clone())];
+    if let Some(i) = advice.recommended {
+        let r = &advice.remedies[i];
+        match r.kind {
+            RemedyKind::MinThreads => {
+                let mut s = scenario.clone();
+                s.pool.min_threads = Some(r.trial.value);
+                variants.push((r.what.clone(), s, policy.clone()));
+            }
+            RemedyKind::Runtime => {
+                variants.push((r.what.clone(), scenario.clone(), resolve_policy("net8")?));
+            }
+            RemedyKind::Await => {
+                if let Some(s) = advise::awaited_scenario(scenario) {
+                    variants.push((r.what.clone(), s, policy.clone()));
+                }
+            }
+        }
+    }
+    let panels: Vec<(String, Timeline)> = variants
+        .iter()
+        .map(|(title, s, p)| {
+            let mut log = EventLog::default();
+            let run = engine::simulate(s, p, &mut log, &SimOptions::default());
+            let timeline = Timeline::build(&run.trace, Some(&log.events));
+            (render::with_headline(title, &timeline), timeline)
+        })
+        .collect();
+    let options = ChartOptions::default();
+    let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
+    if let Some(path) = &args.png {
+        files.push((
+            path,
+            render::render_png(&panels, &options).map_err(Failure::error)?,
+        ));
+    }
+    if let Some(path) = &args.html {
+        files.push((
+            path,
+            render::render_html(&panels, &options)
+                .map_err(Failure::error)?
+                .into_bytes(),
+        ));
+    }
+    output::write_all_atomic(&files)?;
+    Ok(())
+}
