@@ -154,3 +154,63 @@ fn import_scenario_without_item_events_says_why() {
     );
     assert!(!out_path.exists() && !png.exists(), "nothing written");
 }
+
+/// A pool that raised its goal for cooperative blocking had threads
+/// blocked in `Task.Wait`: the draft's bodies are `wait_ms`, which the
+/// .NET 6+ models compensate as the runtime did; without such an
+/// adjustment they stay `sleep_ms`.
+#[test]
+fn import_draft_reads_the_blocking_kind_from_the_adjustments() {
+    use poolsim::nettrace::AdjustmentReason;
+    use poolsim::nettrace::PoolTimeline;
+    use poolsim::nettrace::synth::{self, SynthEvent, TraceWriter};
+    let draft = |reason: Option<AdjustmentReason>| {
+        let mut w = TraceWriter::new(Vec::new(), 0, 1_000_000_000, 8).unwrap();
+        let mut meta = synth::standard_metadata();
+        meta.extend(synth::framework_metadata());
+        w.metadata(&meta).unwrap();
+        let mut events = Vec::new();
+        for id in 0..4u64 {
+            events.push(SynthEvent {
+                metadata_id: synth::META_ENQUEUE_WORK,
+                thread_id: 1,
+                timestamp: 0,
+                payload: synth::framework_work_payload(id),
+            });
+            events.push(SynthEvent {
+                metadata_id: synth::META_DEQUEUE_WORK,
+                thread_id: 20 + id,
+                timestamp: (id + 1) * 1_000_000,
+                payload: synth::framework_work_payload(id),
+            });
+            events.push(SynthEvent {
+                metadata_id: synth::META_WAIT,
+                thread_id: 20 + id,
+                timestamp: (id + 101) * 1_000_000,
+                payload: synth::worker_payload(1, 0),
+            });
+        }
+        if let Some(reason) = reason {
+            events.push(SynthEvent {
+                metadata_id: synth::META_ADJUSTMENT,
+                thread_id: 9,
+                timestamp: 2_000_000,
+                payload: synth::adjustment_payload(0.0, 5, reason),
+            });
+        }
+        events.sort_by_key(|e| e.timestamp);
+        w.events(&events).unwrap();
+        let t = PoolTimeline::read(&w.finish().unwrap()[..]).unwrap();
+        draft_scenario(&t, "synthetic").unwrap().toml
+    };
+    let blocked = draft(Some(AdjustmentReason::CooperativeBlocking));
+    assert!(
+        blocked.contains("body = [ { wait_ms = 100 } ]"),
+        "{blocked}"
+    );
+    assert!(blocked.contains("cooperative blocking"), "{blocked}");
+    for other in [Some(AdjustmentReason::Starvation), None] {
+        let d = draft(other);
+        assert!(d.contains("body = [ { sleep_ms = 100 } ]"), "{d}");
+    }
+}

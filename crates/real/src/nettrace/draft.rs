@@ -13,9 +13,13 @@
 //!
 //! What is guessed, and said in the file's header comment:
 //!
-//! - the bodies: one `sleep_ms` step of the pool time, since a trace of
-//!   these events cannot tell blocking from CPU work (a CPU-bound body
-//!   replays as a blocking one);
+//! - the bodies: one step of the pool time, since a trace of these events
+//!   cannot tell blocking from CPU work (a CPU-bound body replays as a
+//!   blocking one). Its kind is read from the adjustments: a pool that
+//!   raised its goal for cooperative blocking (reason CooperativeBlocking)
+//!   had threads blocked in `Task.Wait` / `.Result`, so the bodies are
+//!   `wait_ms` (sync over async, which .NET 6+ compensates); otherwise
+//!   `sleep_ms` (blocking the pool cannot see);
 //! - phases: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
 //!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
@@ -247,11 +251,32 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     );
     let _ = writeln!(s, "#");
     let _ = writeln!(s, "# Guessed:");
-    let _ = writeln!(
-        s,
-        "# - every body is `sleep_ms` of the pool time: a trace cannot tell blocking from \
-         CPU work (make a body `cpu_ms` where the item computes)."
-    );
+    let cooperative = t
+        .adjustments_by_reason
+        .get("CooperativeBlocking")
+        .copied()
+        .unwrap_or(0);
+    let step = if cooperative > 0 {
+        "wait_ms"
+    } else {
+        "sleep_ms"
+    };
+    if cooperative > 0 {
+        let _ = writeln!(
+            s,
+            "# - every body is `wait_ms` of the pool time (Task.Wait on a call, sync over async): \
+             the pool raised its goal {cooperative} times for cooperative blocking, which only \
+             threads blocked in Task.Wait / .Result cause; a trace cannot tell blocking from CPU \
+             work (make a body `cpu_ms` where the item computes)."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "# - every body is `sleep_ms` of the pool time: a trace cannot tell blocking from \
+             CPU work (make a body `cpu_ms` where the item computes), and no CooperativeBlocking \
+             adjustment says the threads waited on tasks."
+        );
+    }
     let _ = writeln!(
         s,
         "# - phases: {}; arrivals less than {} ms apart form one; within a phase, pool times \
@@ -343,11 +368,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         let _ = writeln!(s, "count = {}", g.arrivals.len());
         let _ = writeln!(s, "submit = \"queue-user-work-item\"");
         let _ = writeln!(s, "arrival = {arrival}");
-        let _ = writeln!(
-            s,
-            "body = [ {{ sleep_ms = {} }} ]",
-            num(g.body_ms.max(0.001))
-        );
+        let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(g.body_ms.max(0.001)));
     }
     Ok(Draft {
         toml: s,
