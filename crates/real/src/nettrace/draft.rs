@@ -18,8 +18,10 @@
 //!   blocking one). Its kind is read from the adjustments: a pool that
 //!   raised its goal for cooperative blocking (reason CooperativeBlocking)
 //!   had threads blocked in `Task.Wait` / `.Result`, so the bodies are
-//!   `wait_ms` (sync over async, which .NET 6+ compensates); otherwise
-//!   `sleep_ms` (blocking the pool cannot see);
+//!   `wait_ms` (sync over async, which .NET 6+ compensates), one body for
+//!   every item, the shortest pool time (what they waited for
+//!   queued behind the backlog, so their pool times grew with the
+//!   starvation); otherwise `sleep_ms` (blocking the pool cannot see);
 //! - phases: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
 //!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
@@ -121,9 +123,34 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     let mut workers: std::collections::HashSet<u64> =
         t.thread_count.iter().map(|p| p.thread_id).collect();
     workers.extend(w.records.iter().filter_map(|r| r.thread));
+    // A pool that compensated cooperative blocking had items blocked in
+    // Task.Wait. What they waited for (a timer's callback, an I/O
+    // completion) is queued to the pool by the runtime's own threads (the
+    // timer thread, or a pool thread firing timers), and the models queue
+    // those completions themselves (`wait_ms`): the workload is then the
+    // items queued by the thread that queued the first item. And the completions
+    // queued behind the backlog, so the blocked items' pool times grew
+    // with the starvation: their own length is what the unstarved items
+    // took, the shortest pool time (waiting adds to a pool time,
+    // never takes from it), one body for all.
+    let cooperative = t
+        .adjustments_by_reason
+        .get("CooperativeBlocking")
+        .copied()
+        .unwrap_or(0);
+    let submitter = w
+        .records
+        .iter()
+        .filter(|r| r.enqueued_ns.is_some())
+        .min_by_key(|r| r.enqueued_ns)
+        .and_then(|r| r.enqueue_thread);
+    let completions =
+        |r: &&super::items::WorkItem| cooperative > 0 && r.enqueue_thread != submitter;
+    let dropped_completions = w.records.iter().filter(|r| completions(r)).count();
     let mut items: Vec<Item> = w
         .records
         .iter()
+        .filter(|r| !completions(r))
         .filter_map(|r| {
             let arrival = r.enqueued_ns.or(r.dequeued_ns)?;
             Some(Item {
@@ -163,9 +190,21 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         gap *= 2.0;
     };
 
+    let floor_ms = (cooperative > 0 && !known.is_empty()).then(|| known[0]);
+
     // Groups: pool-time buckets within each phase.
     let mut groups: Vec<Group> = Vec::new();
     for (k, phase) in phases.iter().enumerate() {
+        if let Some(body) = floor_ms {
+            let mut arrivals: Vec<f64> = phase.iter().map(|&i| items[i].arrival_ms - t0).collect();
+            arrivals.sort_by(f64::total_cmp);
+            groups.push(Group {
+                phase: k + 1,
+                arrivals,
+                body_ms: body,
+            });
+            continue;
+        }
         let mut by_time: Vec<(f64, f64)> = phase
             .iter()
             .map(|&i| (items[i].pool_ms.unwrap_or(median), items[i].arrival_ms - t0))
@@ -261,13 +300,23 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     } else {
         "sleep_ms"
     };
-    if cooperative > 0 {
+    if let Some(body) = floor_ms {
         let _ = writeln!(
             s,
-            "# - every body is `wait_ms` of the pool time (Task.Wait on a call, sync over async): \
-             the pool raised its goal {cooperative} times for cooperative blocking, which only \
-             threads blocked in Task.Wait / .Result cause; a trace cannot tell blocking from CPU \
-             work (make a body `cpu_ms` where the item computes)."
+            "# - every body is `wait_ms = {}` (Task.Wait on a call, sync over async): the pool \
+             raised its goal {cooperative} times for cooperative blocking, which only threads \
+             blocked in Task.Wait / .Result cause. What they waited for queued behind the \
+             backlog, so the body is the shortest pool time (what an item took \
+             while the pool kept up), one for all. A trace cannot tell blocking from CPU work \
+             (make a body `cpu_ms` where the item computes).",
+            num(body)
+        );
+        let _ = writeln!(
+            s,
+            "# - left out: {dropped_completions} items queued by other threads than the one that \
+             queued the first item (a timer's callbacks, I/O completions, continuations): the \
+             completions the waits waited for, which the model queues itself for each `wait_ms` \
+             (nested work a body queued is left out with them)."
         );
     } else {
         let _ = writeln!(
