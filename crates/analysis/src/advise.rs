@@ -272,7 +272,12 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
     let mut remedies = Vec::new();
     if !as_is_meets {
         if policy.threads.honours_set_min_threads && min < max {
-            let top = max.min(MAX_MIN_THREADS).max(min + 1);
+            let items = scenario.groups.iter().map(|g| g.count).sum::<u64>();
+            let top = u32::try_from(items)
+                .unwrap_or(u32::MAX)
+                .min(MAX_MIN_THREADS)
+                .min(max)
+                .max(min + 1);
             let found = Search::new(min + 1, top, share).smallest(|n| {
                 let mut s = scenario.clone();
                 s.pool.min_threads = Some(n);

@@ -464,10 +464,13 @@ fn finding_of(
 
 fn causes(scenario: &Scenario, running: &[(usize, usize)]) -> Vec<Cause> {
     let mut out = Vec::new();
+    // Without an injection to look at, every group's blocking steps.
+    let any = running.iter().any(|n| n.1 > 0);
     for (g, n) in running.iter().enumerate() {
-        if n.1 == 0 {
+        if any && n.1 == 0 {
             continue;
         }
+        let n = if any { *n } else { (0, 0) };
         let Some(group) = scenario.groups.get(g) else {
             continue;
         };
@@ -477,7 +480,7 @@ fn causes(scenario: &Scenario, running: &[(usize, usize)]) -> Vec<Cause> {
                     group: group.name.clone(),
                     step: words,
                     call,
-                    running_at_injections: *n,
+                    running_at_injections: n,
                 });
             }
         }
@@ -503,13 +506,16 @@ fn fixes(scenario: &Scenario, policy: &PolicyConfig, s: &Summary, causes: &[Caus
     }
     // SetMinThreads: the smallest minimum under which the run is no longer
     // starved, by the search `sweep --best 'minimize pool.min_threads …'`
-    // and `advise` use, from one above the current minimum to twice the
-    // peak (else, with none enough, no fix).
+    // and `advise` use, from one above the current minimum to a thread per
+    // item (at most the pool's maximum and [`crate::advise::MAX_MIN_THREADS`];
+    // else, with none enough, no fix).
     if policy.threads.honours_set_min_threads {
         let (min, max) = crate::policy::thread_limits(policy, scenario);
-        let top = (s.threads_peak.max(min + 1) * 2)
-            .min(1024)
-            .min(max.max(min + 1));
+        let items = u32::try_from(s.items).unwrap_or(u32::MAX);
+        let top = items
+            .min(crate::advise::MAX_MIN_THREADS)
+            .min(max)
+            .max(min + 1);
         let mut injections_at = Vec::new();
         let found = Search::new(min + 1, top, 1.0).smallest(|n| {
             let mut variant = scenario.clone();
@@ -564,16 +570,14 @@ fn words(v: &Verdict, headline: String, scenario: &Scenario) -> Vec<String> {
         );
     }
     for c in &v.causes {
+        let running = match c.running_at_injections {
+            (_, 0) => String::new(),
+            (lo, hi) if lo == hi => format!("; {lo} of its items running at each injection"),
+            (lo, hi) => format!("; {lo} to {hi} of its items running at each injection"),
+        };
         text.push(format!(
-            "  likely cause: pool threads blocked in {} (group `{}`, {}; {} of its items running at each injection)",
-            c.call,
-            c.group,
-            c.step,
-            if c.running_at_injections.0 == c.running_at_injections.1 {
-                c.running_at_injections.0.to_string()
-            } else {
-                format!("{} to {}", c.running_at_injections.0, c.running_at_injections.1)
-            }
+            "  likely cause: pool threads blocked in {} (group `{}`, {}{running})",
+            c.call, c.group, c.step,
         ));
     }
     if v.fixes.is_empty() {
