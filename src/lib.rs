@@ -383,7 +383,7 @@
 //!   fix, `sweep --best 'minimize KEY …'` and `advise`.
 
 pub use poolsim_real::{
-    account, advise, coordination, counters, diagnostics, engine, explain, files, generate, measure,
-    metrics, nettrace, output, policy, policy_file, pool, remedy, render, replay_check, reproduce, rng, scenario,
-    spread, stream, sweep, time, trace, validate, verdict,
+    account, advise, coordination, counters, diagnostics, engine, explain, files, generate,
+    measure, metrics, nettrace, output, policy, policy_file, pool, remedy, render, replay_check,
+    reproduce, rng, scenario, spread, stream, sweep, time, trace, validate, verdict,
 };

@@ -1,8 +1,10 @@
 //! `poolsim import`: read an EventPipe trace (.nettrace) of a real .NET
 //! process and print its thread pool's timeline; draw it as `poolsim run`
-//! draws a simulation (`--png`, `--svg`, `--chrome`, built by
-//! `poolsim::nettrace::replay`), and draft a replayable scenario from its
-//! work items (`--scenario`, `poolsim::nettrace::draft`).
+//! draws a simulation (`--png`, `--svg`, `--html`, `--chrome`, built by
+//! `poolsim::nettrace::replay`: each lane what its thread did as far as the
+//! trace tells, every goal adjustment marked with its reason), and draft a
+//! replayable scenario from its work items (`--scenario`,
+//! `poolsim::nettrace::draft`).
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -15,7 +17,7 @@ use poolsim::nettrace::{
     FRAMEWORK_ITEMS_CONFIG, GoalChange, NetTraceError, PoolTimeline, TraceInfo,
 };
 use poolsim::output::{self, human_ms};
-use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::render::{self, ChartOptions};
 use poolsim::scenario::load::parse_scenario;
 
 use super::Failure;
@@ -35,8 +37,17 @@ Examples:
   poolsim import app.nettrace
   poolsim import tests/fixtures/nettrace/net8-starvation.nettrace --json
   poolsim import tests/fixtures/nettrace/net8-items.nettrace --png items.png --chrome items.json
+  poolsim import tests/fixtures/nettrace/net8-starvation.nettrace --html starvation.html
   poolsim import tests/fixtures/nettrace/net8-items.nettrace --scenario items.toml
   poolsim run items.toml
+
+The charts' lanes: with item events, one bar per item (from its dequeue to
+its thread's next dequeue, wait or stop); without, a thread is busy from its
+start, or its first event after a wait, to its next wait
+(ThreadPoolWorkerThreadWait), drawn as pool-internal work: the trace does
+not say what it ran. Each goal adjustment is marked in the decisions strip
+with its reason (Starvation on the gate row, hill climbing's on the
+climbing row), and a thread started for one says so when hovered.
 
 Times are milliseconds since the trace started (its sync time).
 Exit codes: 0 the trace was read; 2 bad input (missing file, not a
@@ -55,6 +66,11 @@ pub struct ImportArgs {
     /// The same chart as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub svg: Option<PathBuf>,
+    /// The same chart as one self-contained HTML page to open in a
+    /// browser, offline: zoom and pan, hover a thread (why it was started)
+    /// or an adjustment (its reason).
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Write a Chrome / Perfetto trace (threads, items, counters, and each
     /// goal adjustment with its reason).
     #[arg(long, value_name = "FILE.json")]
@@ -103,6 +119,7 @@ fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
     let outputs = [
         ("--png", args.png.as_deref(), "png"),
         ("--svg", args.svg.as_deref(), "svg"),
+        ("--html", args.html.as_deref(), "html"),
         ("--chrome", args.chrome.as_deref(), "json"),
         ("--scenario", args.scenario.as_deref(), "toml"),
     ];
@@ -122,17 +139,28 @@ fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
         }
         files.push((path, draft.toml.into_bytes()));
     }
-    if args.png.is_some() || args.svg.is_some() || args.chrome.is_some() {
+    let chart = args.png.is_some() || args.svg.is_some() || args.html.is_some();
+    if chart || args.chrome.is_some() {
         let run = imported_run(t, &name);
-        if args.png.is_some() || args.svg.is_some() {
-            let timeline = Timeline::build(&run.trace, Some(&run.events));
-            let panels = [(render::with_headline("recorded", &timeline), timeline)];
+        if chart {
+            let timeline = run.timeline();
+            // Without item events the bars are the threads' waits' gaps:
+            // the title says so, since the trace does not say what ran.
+            let title = if run.from_waits {
+                "recorded · no item events: a thread is busy from its start or wake-up to its next wait"
+            } else {
+                "recorded"
+            };
+            let panels = [(render::with_headline(title, &timeline), timeline)];
             let options = ChartOptions::default();
             if let Some(path) = &args.png {
                 files.push((path, render::render_png(&panels, &options)?));
             }
             if let Some(path) = &args.svg {
                 files.push((path, render::render_svg(&panels, &options)?.into_bytes()));
+            }
+            if let Some(path) = &args.html {
+                files.push((path, render::render_html(&panels, &options)?.into_bytes()));
             }
         }
         if let Some(path) = &args.chrome {

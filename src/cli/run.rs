@@ -16,7 +16,7 @@ use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
 use poolsim::trace::ItemRecord;
-use poolsim::verdict::{Verdict, starvation_verdict_of};
+use poolsim::verdict::{RunningAtInjections, Verdict, starvation_verdict_of};
 
 use super::{Failure, ScenarioArgs, shown_policy_name};
 
@@ -137,16 +137,24 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     // trace are made as the events come (render::streamed). Large outputs
     // (the CSV, 800 MB at 10 M items; the Chrome trace) go to their
     // temporary files as the run goes, renamed last.
+    let wants = Wants {
+        items: args.items,
+        trace: args.trace.as_ref(),
+        chart: args.png.is_some() || args.svg.is_some() || args.html.is_some(),
+        chrome: args.chrome.as_ref(),
+        counters: args.counters.is_some(),
+    };
     let StreamedRun {
         result,
         summary,
-        verdict,
+        running,
         first: first_items,
         account,
         timeline,
         counters,
         staged,
-    } = run_streamed(&args, &scenario, &policy, &shown, window, &options)?;
+    } = run_streamed(&wants, &scenario, &policy, &shown, window, &options)?;
+    let verdict = starvation_verdict_of(&scenario, &policy, &result.trace, &summary, &running);
     let spread = (args.runs > 1).then(|| {
         let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
         // The run already simulated is seed S; the spread re-simulates it
@@ -154,22 +162,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         s.first_seed = scenario.seed;
         s
     });
-    // An open-ended window ends where the run's last item does (or where
-    // an incomplete run stopped): the trace's end.
-    let end = result.trace.end;
-    let chart_options = ChartOptions {
-        time_range: window.map(|(a, b)| {
-            (
-                a,
-                if b == SimTime::MAX {
-                    end.max(a + SimDuration(1))
-                } else {
-                    b
-                },
-            )
-        }),
-        ..ChartOptions::default()
-    };
+    let chart_options = chart_options(window, result.trace.end);
 
     // Render everything first, then write: a failure leaves no file behind.
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
@@ -270,43 +263,77 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
 
 /// A run whose items (and, for a chart or Chrome trace, events) were
 /// streamed.
-struct StreamedRun {
-    result: engine::RunResult,
-    summary: Summary,
-    verdict: Verdict,
-    first: Vec<ItemRecord>,
-    account: AccountSink,
+pub(super) struct StreamedRun {
+    pub result: engine::RunResult,
+    pub summary: Summary,
+    /// The items running at each injection, for the verdict.
+    pub running: RunningAtInjections,
+    pub first: Vec<ItemRecord>,
+    pub account: AccountSink,
     /// The chart's timeline, when a chart was asked for.
-    timeline: Option<Timeline>,
+    pub timeline: Option<Timeline>,
     /// The counters' samples, when asked for.
-    counters: Option<Vec<Sample>>,
+    pub counters: Option<Vec<Sample>>,
     /// The CSV and Chrome traces, written, to commit.
-    staged: Vec<output::Staged>,
+    pub staged: Vec<output::Staged>,
 }
 
-fn run_streamed(
-    args: &RunArgs,
+/// The chart's options for a run that ended at `end`: an open-ended window
+/// ends where the run's last item does (or where an incomplete run
+/// stopped), the trace's end.
+pub(super) fn chart_options(window: Option<(SimTime, SimTime)>, end: SimTime) -> ChartOptions {
+    ChartOptions {
+        time_range: window.map(|(a, b)| {
+            (
+                a,
+                if b == SimTime::MAX {
+                    end.max(a + SimDuration(1))
+                } else {
+                    b
+                },
+            )
+        }),
+        ..ChartOptions::default()
+    }
+}
+
+/// What a streamed run makes as it goes.
+pub(super) struct Wants<'a> {
+    /// The first items kept for the table.
+    pub items: usize,
+    /// The CSV trace's file.
+    pub trace: Option<&'a PathBuf>,
+    /// A chart's timeline.
+    pub chart: bool,
+    /// The Chrome trace's file.
+    pub chrome: Option<&'a PathBuf>,
+    /// The counters' samples.
+    pub counters: bool,
+}
+
+/// One run, streamed: `run`'s path, and `explain --html`'s.
+pub(super) fn run_streamed(
+    wants: &Wants<'_>,
     scenario: &poolsim::scenario::Scenario,
     policy: &poolsim::policy::PolicyConfig,
     shown: &str,
     window: Option<(SimTime, SimTime)>,
     options: &SimOptions,
 ) -> anyhow::Result<StreamedRun> {
-    let mut csv = match &args.trace {
+    let mut csv = match wants.trace {
         Some(path) => Some(output::Staged::create(path)?),
         None => None,
     };
     let groups: Vec<String> = scenario.groups.iter().map(|g| g.name.clone()).collect();
-    let chart = args.png.is_some() || args.svg.is_some() || args.html.is_some();
     let detail = DetailSink::new(
         AccountSink::default(),
-        chart,
+        wants.chart,
         window,
-        args.chrome.is_some(),
+        wants.chrome.is_some(),
         groups.clone(),
     );
-    let mut stream = RunStream::new(detail, args.items, csv.as_mut().map(|(_, w)| w), groups)?;
-    if args.counters.is_some() {
+    let mut stream = RunStream::new(detail, wants.items, csv.as_mut().map(|(_, w)| w), groups)?;
+    if wants.counters {
         stream = stream.with_counters(scenario.machine.cores);
     }
     let mut result = engine::simulate(scenario, policy, &mut stream, options);
@@ -318,7 +345,7 @@ fn run_streamed(
         staged.push(s.close(w)?);
     }
     let unfinished = streamed.summary.items - streamed.summary.finished;
-    let mut chrome = match &args.chrome {
+    let mut chrome = match wants.chrome {
         Some(path) => Some(output::Staged::create(path)?),
         None => None,
     };
@@ -332,17 +359,10 @@ fn run_streamed(
     if let Some((s, w)) = chrome {
         staged.push(s.close(w)?);
     }
-    let verdict = starvation_verdict_of(
-        scenario,
-        policy,
-        &result.trace,
-        &streamed.summary,
-        &streamed.running,
-    );
     Ok(StreamedRun {
         result,
         summary: streamed.summary,
-        verdict,
+        running: streamed.running,
         first: streamed.first,
         account,
         timeline,

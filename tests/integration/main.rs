@@ -13,6 +13,7 @@ mod cpu_reading;
 mod deadlock;
 mod determinism;
 mod explain;
+mod explain_html;
 mod fuzz;
 mod gate_start;
 mod generated;

@@ -1,11 +1,13 @@
 //! `poolsim import` beyond the timeline, one file per behaviour:
 //! the work items of a .NET 8 trace ([`items`]), the charts of a trace
-//! ([`charts`]), the drafted scenario ([`scenario`]) and bad input
-//! ([`bad_input`]). The fixtures are real traces of .NET 8.0.4 in
-//! tests/fixtures/nettrace (see its README for how they were recorded).
+//! ([`charts`]), its HTML page ([`html`]), the drafted scenario
+//! ([`scenario`]) and bad input ([`bad_input`]). The fixtures are real
+//! traces of .NET 8.0.4 in tests/fixtures/nettrace (see its README for how
+//! they were recorded).
 
 mod bad_input;
 mod charts;
+mod html;
 mod items;
 mod scenario;
 

@@ -10,10 +10,23 @@
 //! trace and `poolsim explain` say the same thing in the same words.
 //! [`DecisionLines`] takes the events one at a time, so a whole event log
 //! and a run streamed as it goes give the same marks.
+//!
+//! A recorded trace (`poolsim import`) has no decision events: the runtime
+//! logs each goal adjustment (ThreadPoolWorkerThreadAdjustmentAdjustment)
+//! with its reason, not the inputs its rule read. Each becomes a
+//! [`RecordedAdjustment`], marked as the decision of its rule would be (a
+//! Starvation raise on the gate row, hill climbing's transitions on the
+//! climbing row, CooperativeBlocking on the blocking row, ThreadTimedOut as
+//! a thread exit) with a line in explain's shape, "what ran -> Reason: goal
+//! A -> B, thread N created": the rule's inputs replaced by what the trace
+//! says, and the threads started for the raise named with how much later
+//! they started.
 
 use crate::explain::{ExplainLine, explain};
 use crate::time::SimTime;
-use crate::trace::{Decision, ThreadId, ThreadReason, Trace, TraceEvent};
+use crate::trace::{Decision, GoalReason, ThreadId, ThreadReason, Trace, TraceEvent};
+
+use super::axis::format_duration;
 
 /// What kind of decision a [`DecisionMark`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +86,124 @@ pub struct GoalMark {
     pub reason: &'static str,
     /// explain's sentence for the decision that moved it, when there is one.
     pub why: Option<String>,
+}
+
+/// A goal adjustment a recorded trace logged, with what the trace tells of
+/// it (see the module head).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedAdjustment {
+    pub at: SimTime,
+    /// The goal before: the previous adjustment's, else the pool's minimum
+    /// (`None` when the trace gives neither).
+    pub previous: Option<u32>,
+    pub goal: u32,
+    pub reason: GoalReason,
+    /// The runtime's name for the reason (`Starvation`; `Reason9` for one
+    /// poolsim does not know).
+    pub name: String,
+    /// The reason the threads started for its increase are drawn with.
+    pub raises: ThreadReason,
+    /// The threads started for its increase, with when they started.
+    pub created: Vec<(ThreadId, SimTime)>,
+}
+
+impl RecordedAdjustment {
+    /// The mark of the adjustment in the decisions strip.
+    pub fn mark(&self) -> DecisionMark {
+        let raised = self.previous.is_some_and(|p| self.goal > p);
+        let kind = match self.reason {
+            GoalReason::Starvation => DecisionKind::Gate,
+            GoalReason::CooperativeBlocking => DecisionKind::CooperativeBlocking,
+            GoalReason::ThreadTimedOut => DecisionKind::ThreadExit,
+            // Every other reason is a transition of the runtime's hill
+            // climber, which logs the adjustments (`HillClimbing.LogTransition`).
+            _ => DecisionKind::HillClimbing,
+        };
+        DecisionMark {
+            at: self.at,
+            kind,
+            raised,
+            // The runtime logs Starvation only when its test held.
+            starved: self.reason == GoalReason::Starvation,
+            goal: self.previous.map(|p| (p, self.goal)),
+            reason: raised.then_some(self.raises),
+            rule: self.rule(),
+            text: self.line(),
+        }
+    }
+
+    /// The goal change it made, with its line as the reason why.
+    pub fn goal_mark(&self) -> GoalMark {
+        GoalMark {
+            at: self.at,
+            previous: self.previous,
+            goal: self.goal,
+            reason: self.reason.name(),
+            why: Some(self.line()),
+        }
+    }
+
+    /// explain's kind of line for the reason.
+    fn rule(&self) -> &'static str {
+        match self.reason {
+            GoalReason::MinThreads => "MinThreads",
+            GoalReason::Warmup => "Warmup",
+            GoalReason::Initializing => "Initializing",
+            GoalReason::RandomMove => "RandomMove",
+            GoalReason::ClimbingMove => "ClimbingMove",
+            GoalReason::ChangePoint => "ChangePoint",
+            GoalReason::Stabilizing => "Stabilizing",
+            GoalReason::Starvation => "Starvation",
+            GoalReason::ThreadTimedOut => "ThreadTimedOut",
+            GoalReason::CooperativeBlocking => "CooperativeBlocking",
+            GoalReason::Other => "Other",
+        }
+    }
+
+    /// The adjustment in explain's shape ("gate tick: ... -> Starvation:
+    /// goal 2 -> 3, thread 2 created 0.38 ms later"), what the rule read
+    /// replaced by what the trace says of it.
+    pub fn line(&self) -> String {
+        let what = match self.reason {
+            GoalReason::Starvation => {
+                "gate tick: starved (the trace logs the adjustment, not the starvation test's inputs)"
+            }
+            GoalReason::Warmup
+            | GoalReason::Initializing
+            | GoalReason::RandomMove
+            | GoalReason::ClimbingMove
+            | GoalReason::ChangePoint
+            | GoalReason::Stabilizing => {
+                "hill climbing (the trace logs the adjustment, not the sample's inputs)"
+            }
+            GoalReason::CooperativeBlocking => {
+                "blocking adjustment (the trace logs the adjustment, not the threads blocked)"
+            }
+            GoalReason::ThreadTimedOut => {
+                "an idle thread timed out (the trace logs the adjustment, not which thread)"
+            }
+            GoalReason::MinThreads | GoalReason::Other => {
+                "an adjustment for a reason poolsim does not know"
+            }
+        };
+        let goal = match self.previous {
+            Some(p) if p == self.goal => format!("goal stays {p}"),
+            Some(p) => format!("goal {p} -> {}", self.goal),
+            None => format!("goal set to {}", self.goal),
+        };
+        let mut text = format!("{what} -> {}: {goal}", self.name);
+        for &(thread, at) in &self.created {
+            if at > self.at {
+                text.push_str(&format!(
+                    ", thread {thread} created {} later",
+                    format_duration(at.since(self.at))
+                ));
+            } else {
+                text.push_str(&format!(", thread {thread} created"));
+            }
+        }
+        text
+    }
 }
 
 /// Turns detail events into [`DecisionMark`]s, [`GoalMark`]s and each
@@ -355,6 +486,90 @@ mod tests {
         assert_eq!(goals[0].why.as_deref(), Some(explained[0].text.as_str()));
         assert_eq!((goals[1].previous, goals[1].goal), (Some(4), 5));
         assert_eq!(goals[1].why.as_deref(), Some(explained[2].text.as_str()));
+    }
+
+    fn recorded(
+        reason: GoalReason,
+        name: &str,
+        previous: Option<u32>,
+        goal: u32,
+    ) -> RecordedAdjustment {
+        RecordedAdjustment {
+            at: SimTime::from_ms(1_000),
+            previous,
+            goal,
+            reason,
+            name: name.to_string(),
+            raises: ThreadReason::HillClimbing,
+            created: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_recorded_starvation_raise_is_marked_as_an_injecting_gate_tick() {
+        let mut a = recorded(GoalReason::Starvation, "Starvation", Some(2), 3);
+        a.raises = ThreadReason::Starvation;
+        a.created = vec![(2, SimTime::from_ms(1_000) + SimDuration::from_us(360))];
+        let m = a.mark();
+        assert_eq!(m.kind, DecisionKind::Gate);
+        assert!(m.raised && m.starved);
+        assert_eq!(m.reason, Some(ThreadReason::Starvation));
+        assert_eq!(m.goal, Some((2, 3)));
+        assert_eq!(m.rule, "Starvation");
+        // explain's shape: "what -> Reason: goal A -> B, thread N created".
+        assert!(m.text.starts_with("gate tick: starved"), "{}", m.text);
+        assert!(
+            m.text
+                .ends_with(" -> Starvation: goal 2 -> 3, thread 2 created 0.36 ms later"),
+            "{}",
+            m.text
+        );
+        let g = a.goal_mark();
+        assert_eq!((g.previous, g.goal, g.reason), (Some(2), 3, "starvation"));
+        assert_eq!(g.why.as_deref(), Some(m.text.as_str()));
+    }
+
+    #[test]
+    fn recorded_adjustments_that_raise_nothing_are_low_marks_of_their_rule() {
+        let kept = recorded(GoalReason::Initializing, "Initializing", Some(2), 2).mark();
+        assert_eq!(kept.kind, DecisionKind::HillClimbing);
+        assert!(!kept.raised && !kept.starved);
+        assert_eq!(kept.reason, None);
+        assert!(
+            kept.text.ends_with("-> Initializing: goal stays 2"),
+            "{}",
+            kept.text
+        );
+        let lowered = recorded(GoalReason::ThreadTimedOut, "ThreadTimedOut", Some(5), 4).mark();
+        assert_eq!(lowered.kind, DecisionKind::ThreadExit);
+        assert!(!lowered.raised);
+        assert!(
+            lowered.text.ends_with("-> ThreadTimedOut: goal 5 -> 4"),
+            "{}",
+            lowered.text
+        );
+        let unknown = recorded(GoalReason::Other, "Reason9", None, 7).mark();
+        assert_eq!(unknown.kind, DecisionKind::HillClimbing);
+        assert_eq!((unknown.rule, unknown.goal), ("Other", None));
+        assert!(
+            unknown.text.ends_with("-> Reason9: goal set to 7"),
+            "{}",
+            unknown.text
+        );
+        let blocking = recorded(
+            GoalReason::CooperativeBlocking,
+            "CooperativeBlocking",
+            Some(4),
+            6,
+        );
+        let m = blocking.mark();
+        assert_eq!(m.kind, DecisionKind::CooperativeBlocking);
+        assert!(m.raised && !m.starved);
+        assert_eq!(
+            m.reason,
+            Some(ThreadReason::HillClimbing),
+            "the reason given"
+        );
     }
 
     #[test]

@@ -20,11 +20,14 @@
 //! reason, and for each lane the sentence of the decision that created its
 //! thread. Each item's queued, started and finished times are kept for the
 //! charts' tooltips while the run has at most [`ITEM_TIMES_BUDGET`] items.
+//! A recorded trace, which has no decision events, gives its goal
+//! adjustments instead ([`Timeline::build_recorded`]): each is marked with
+//! its reason, and the threads started for it say so.
 
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{ItemId, Phase, ThreadId, ThreadReason, Trace, TraceEvent};
 
-use super::decisions::{DecisionLines, DecisionMark, GoalMark};
+use super::decisions::{DecisionLines, DecisionMark, GoalMark, RecordedAdjustment};
 
 /// One stretch of time a thread spent in one phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,6 +277,36 @@ impl Timeline {
         }
     }
 
+    /// The timeline of a recorded run (`poolsim import`), built as
+    /// [`Timeline::build`] builds one, with the runtime's goal `adjustments`
+    /// (in time order) as its decisions and goal changes: each marked with
+    /// its reason and line ([`RecordedAdjustment`]), which is also the
+    /// reason why of each thread started for it. The goal changes are the
+    /// adjustments' (the events' own goal changes, which no decision
+    /// explains, give way to them).
+    pub fn build_recorded(
+        trace: &Trace,
+        events: Option<&[(SimTime, TraceEvent)]>,
+        adjustments: &[RecordedAdjustment],
+    ) -> Timeline {
+        let mut t = Timeline::build(trace, events);
+        t.decisions
+            .extend(adjustments.iter().map(RecordedAdjustment::mark));
+        t.decisions.sort_by_key(|d| d.at);
+        t.goals = adjustments
+            .iter()
+            .map(RecordedAdjustment::goal_mark)
+            .collect();
+        for a in adjustments {
+            for &(thread, _) in &a.created {
+                if let Some(lane) = t.lanes.get_mut(thread as usize) {
+                    lane.why = Some(a.line());
+                }
+            }
+        }
+        t
+    }
+
     /// The times of `item`, when kept.
     pub fn item_times_of(&self, item: ItemId) -> Option<&ItemTimes> {
         self.item_times
@@ -316,8 +349,13 @@ impl Timeline {
         self.probes.iter().filter_map(ProbeMark::latency).max()
     }
 
-    /// When the last segment ends (zero without segments).
+    /// When the last segment ends: the last item's end, as the titles say
+    /// (zero without segments, and in a run without items, such as a
+    /// recorded trace whose lanes come from its waits).
     pub fn busy_until(&self) -> SimTime {
+        if self.items == 0 {
+            return SimTime::ZERO;
+        }
         self.lanes
             .iter()
             .filter_map(|l| l.segments.last().map(|s| s.end))
@@ -620,6 +658,93 @@ mod tests {
             cpu_busy_ns: None,
             end: SimTime(60),
         }
+    }
+
+    #[test]
+    fn a_recorded_timeline_marks_its_adjustments_and_the_threads_they_started() {
+        use crate::trace::GoalReason;
+        let mut tr = trace();
+        tr.threads.push(ThreadRecord {
+            thread: 1,
+            created: SimTime(30),
+            reason: ThreadReason::Starvation,
+            exited: None,
+        });
+        let adjustments = [
+            RecordedAdjustment {
+                at: SimTime(20),
+                previous: Some(1),
+                goal: 1,
+                reason: GoalReason::Initializing,
+                name: "Initializing".into(),
+                raises: ThreadReason::HillClimbing,
+                created: vec![],
+            },
+            RecordedAdjustment {
+                at: SimTime(25),
+                previous: Some(1),
+                goal: 2,
+                reason: GoalReason::Starvation,
+                name: "Starvation".into(),
+                raises: ThreadReason::Starvation,
+                created: vec![(1, SimTime(30))],
+            },
+        ];
+        let goal_events = [(
+            SimTime(25),
+            TraceEvent::GoalChanged {
+                goal: 2,
+                reason: GoalReason::Starvation,
+            },
+        )];
+        let plain = Timeline::build(&tr, Some(&goal_events));
+        assert!(plain.decisions.is_empty());
+        assert_eq!(plain.goals[0].why, None, "no decision explains it");
+        let t = Timeline::build_recorded(&tr, Some(&goal_events), &adjustments);
+        let marks: Vec<_> = t
+            .decisions
+            .iter()
+            .map(|d| (d.at, d.rule, d.raised))
+            .collect();
+        assert_eq!(
+            marks,
+            vec![
+                (SimTime(20), "Initializing", false),
+                (SimTime(25), "Starvation", true)
+            ]
+        );
+        assert_eq!(t.goals.len(), 2);
+        assert_eq!(
+            t.goals[1].why.as_deref(),
+            Some(t.decisions[1].text.as_str())
+        );
+        assert_eq!(
+            t.lanes[1].why.as_deref(),
+            Some(t.decisions[1].text.as_str())
+        );
+        assert_eq!(t.lanes[0].why, plain.lanes[0].why, "not started for either");
+        // The lanes and segments are those of the plain build.
+        assert_eq!(t.lanes[0].segments, plain.lanes[0].segments);
+    }
+
+    #[test]
+    fn busy_until_is_the_last_items_end_and_nothing_without_items() {
+        let t = Timeline::build(&trace(), None);
+        assert_eq!(t.busy_until(), SimTime(50));
+        let mut none = trace();
+        none.items.clear();
+        let ev = [(
+            SimTime(5),
+            TraceEvent::ThreadPhase {
+                thread: 0,
+                phase: Phase::Internal,
+                item: None,
+                group: None,
+            },
+        )];
+        let t = Timeline::build(&none, Some(&ev));
+        assert_eq!(t.segment_count(), 1);
+        assert_eq!(t.busy_until(), SimTime::ZERO, "no item ends anywhere");
     }
 
     #[test]

@@ -285,9 +285,15 @@ mod tests {
             None
         );
         for (text, wanted) in [
-            ("maximize pool.min_threads subject to makespan_ms < 5", "only be minimized"),
+            (
+                "maximize pool.min_threads subject to makespan_ms < 5",
+                "only be minimized",
+            ),
             ("minimize pool.min_threads", "must achieve"),
-            ("minimize pool.min_threads subject to latency_p99 < 5", "did you mean"),
+            (
+                "minimize pool.min_threads subject to latency_p99 < 5",
+                "did you mean",
+            ),
         ] {
             let e = SmallestQuestion::parse(text, &keys).unwrap_err();
             assert!(e.contains(wanted), "{text}: {e}");

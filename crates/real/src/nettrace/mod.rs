@@ -90,7 +90,8 @@ pub use reader::{
     EventMeta, MAX_BLOCK_BYTES, MAX_METADATA, NetTraceReader, RawEvent, SyncTimeUtc, TraceInfo,
 };
 pub use timeline::{
-    Adjustment, GoalChange, Injection, MinMaxThreads, PoolTimeline, ThreadCountPoint, WITHIN_GOAL,
+    ActivityPoint, Adjustment, GoalChange, Injection, MAX_ACTIVITY_POINTS, MinMaxThreads,
+    PoolTimeline, ThreadCountPoint, WITHIN_GOAL,
 };
 
 /// Most decoded events held for sorting between two sequence points; a

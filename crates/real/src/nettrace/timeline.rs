@@ -1,10 +1,25 @@
 //! The real pool's timeline, built from decoded events: thread count over
-//! time, every goal adjustment with its reason, which reason the created
-//! threads are owed to, the starvation injections.
+//! time, every goal adjustment with its reason, which reason (and which
+//! adjustment) the created threads are owed to, the starvation injections,
+//! and when each worker waited for work.
 //!
 //! It keeps one entry per adjustment and per thread start or stop (the
-//! output itself), counts samples and statistics, and pairs up the work
-//! items ([`WorkItems`], bounded).
+//! output itself), counts samples and statistics, pairs up the work items
+//! ([`WorkItems`], bounded) and keeps the workers' waits and wake-ups
+//! ([`ActivityPoint`], bounded).
+//!
+//! # Waiting and awake
+//!
+//! A .NET 6+ worker writes ThreadPoolWorkerThreadWait (57) when it finds no
+//! work and is about to block on the pool's semaphore (dotnet/runtime
+//! `PortableThreadPool.WorkerThread.cs`: the semaphore's wait callback,
+//! after its spinning); nothing is written when it is released. So a worker
+//! is known to be waiting from a wait on, and known to be awake again at the
+//! first event it writes itself after it (a dequeue, an enqueue, a
+//! hill-climbing sample or adjustment it logs on its way out of an item):
+//! the wake-up itself is somewhere before. From its start (50) to its first
+//! wait it is awake. Between a wait and the next sign of it, the trace says
+//! nothing; a stop (51) after a wait is a wait that timed out.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Read;
@@ -24,6 +39,10 @@ pub const WITHIN_GOAL: &str = "WithinGoal";
 /// Worker thread ids remembered for the distinct-thread count; more are
 /// not counted.
 const MAX_DISTINCT_THREADS: usize = 1 << 16;
+
+/// Waits and wake-ups kept ([`PoolTimeline::activity`]); past it none are
+/// kept, and [`PoolTimeline::activity_kept_until_ns`] says from when.
+pub const MAX_ACTIVITY_POINTS: usize = 1 << 19;
 
 /// The pool's limits (ThreadPoolMinMaxThreads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -47,6 +66,21 @@ pub struct ThreadCountPoint {
     /// For a start: the reason it is owed to (see
     /// [`PoolTimeline::threads_created_by_reason`]).
     pub owed_to: Option<String>,
+    /// For a start owed to a goal increase: the index in
+    /// [`PoolTimeline::adjustments`] of the adjustment that made it.
+    #[serde(skip)]
+    pub owed_to_adjustment: Option<usize>,
+}
+
+/// A worker seen to begin waiting for work, or seen awake again after a
+/// wait (see the module head).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ActivityPoint {
+    pub time_ns: i64,
+    pub thread_id: u64,
+    /// True: it began waiting (ThreadPoolWorkerThreadWait); false: it wrote
+    /// an event after a wait, so it was awake again by then.
+    pub waiting: bool,
 }
 
 /// Whether an adjustment raised, lowered or kept the goal.
@@ -124,10 +158,23 @@ pub struct PoolTimeline {
     pub dequeued: u64,
     /// The work items, paired up.
     pub items: WorkItems,
+    /// Every worker's waits and its first sign of life after each, in time
+    /// order (at most [`MAX_ACTIVITY_POINTS`]); a start makes a worker
+    /// awake, a stop ends it (both in [`Self::thread_count`]).
     #[serde(skip)]
-    credits: VecDeque<(AdjustmentReason, u32)>,
+    pub activity: Vec<ActivityPoint>,
+    /// When the first activity point that was not kept came, if one was
+    /// not: from then on the points say nothing.
+    #[serde(skip)]
+    pub activity_kept_until_ns: Option<i64>,
+    /// Unused goal increases: reason, threads still owed, adjustment index.
+    #[serde(skip)]
+    credits: VecDeque<(AdjustmentReason, u32, usize)>,
     #[serde(skip)]
     workers: BTreeSet<u64>,
+    /// The workers waiting since their last wait.
+    #[serde(skip)]
+    waiting: BTreeSet<u64>,
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, key: String, by: u64) {
@@ -187,26 +234,64 @@ impl PoolTimeline {
         }
     }
 
+    /// Keeps an activity point while there is room.
+    fn note_activity(&mut self, time_ns: i64, thread_id: u64, waiting: bool) {
+        if self.activity_kept_until_ns.is_some() {
+            return;
+        }
+        if self.activity.len() >= MAX_ACTIVITY_POINTS {
+            self.activity_kept_until_ns = Some(time_ns);
+            return;
+        }
+        self.activity.push(ActivityPoint {
+            time_ns,
+            thread_id,
+            waiting,
+        });
+    }
+
+    /// A worker's state as event `e` shows it: a wait begins waiting, any
+    /// other event it writes after a wait shows it awake.
+    fn see_activity(&mut self, e: &TimedEvent) {
+        let thread = e.thread_id;
+        match e.event {
+            PoolEvent::WorkerThreadWait { .. } => {
+                if self.waiting.insert(thread) {
+                    self.note_activity(e.time_ns, thread, true);
+                }
+            }
+            PoolEvent::WorkerThreadStart { .. } | PoolEvent::WorkerThreadStop { .. } => {
+                self.waiting.remove(&thread);
+            }
+            _ => {
+                if self.waiting.remove(&thread) {
+                    self.note_activity(e.time_ns, thread, false);
+                }
+            }
+        }
+    }
+
     /// Adds one event (events must come in time order).
     pub fn push(&mut self, e: &TimedEvent) {
         let t = e.time_ns;
         self.first_event_ns = Some(self.first_event_ns.map_or(t, |f| f.min(t)));
         self.last_event_ns = Some(self.last_event_ns.map_or(t, |l| l.max(t)));
+        self.see_activity(e);
         match e.event {
             PoolEvent::WorkerThreadStart { active, .. } => {
                 self.threads_started += 1;
                 self.see_count(active, t);
                 self.see_worker(e.thread_id);
-                let reason = match self.credits.front_mut() {
-                    Some((reason, n)) => {
-                        let r = *reason;
+                let (reason, adjustment) = match self.credits.front_mut() {
+                    Some((reason, n, index)) => {
+                        let (r, i) = (*reason, *index);
                         *n -= 1;
                         if *n == 0 {
                             self.credits.pop_front();
                         }
-                        r.name()
+                        (r.name(), Some(i))
                     }
-                    None => WITHIN_GOAL.to_string(),
+                    None => (WITHIN_GOAL.to_string(), None),
                 };
                 bump(&mut self.threads_created_by_reason, reason.clone(), 1);
                 self.thread_count.push(ThreadCountPoint {
@@ -215,6 +300,7 @@ impl PoolTimeline {
                     change: 1,
                     thread_id: e.thread_id,
                     owed_to: Some(reason),
+                    owed_to_adjustment: adjustment,
                 });
             }
             PoolEvent::WorkerThreadStop { active, .. } => {
@@ -227,6 +313,7 @@ impl PoolTimeline {
                     change: -1,
                     thread_id: e.thread_id,
                     owed_to: None,
+                    owed_to_adjustment: None,
                 });
             }
             PoolEvent::WorkerThreadWait { active, .. } => {
@@ -254,7 +341,8 @@ impl PoolTimeline {
                             reason.name(),
                             u64::from(up),
                         );
-                        self.credits.push_back((reason, up));
+                        let index = self.adjustments.len();
+                        self.credits.push_back((reason, up, index));
                         let injection = Injection {
                             time_ns: t,
                             new_count,
@@ -274,7 +362,7 @@ impl PoolTimeline {
                         // A lower goal withdraws the newest unused increases.
                         let mut down = p - new_count;
                         while down > 0 {
-                            let Some((_, n)) = self.credits.back_mut() else {
+                            let Some((_, n, _)) = self.credits.back_mut() else {
                                 break;
                             };
                             let k = (*n).min(down);
@@ -421,5 +509,64 @@ mod tests {
         assert_eq!(t.threads_created_by_reason[WITHIN_GOAL], 3);
         assert_eq!(t.final_goal, Some(5));
         assert_eq!(t.distinct_worker_threads, 6);
+        // Which adjustment each start is owed to: the two Starvation raises,
+        // the ClimbingMove raise (one of its two left after the lowering),
+        // then none (a replacement within the goal).
+        let owed: Vec<Option<usize>> = t
+            .thread_count
+            .iter()
+            .filter(|p| p.change > 0)
+            .map(|p| p.owed_to_adjustment)
+            .collect();
+        assert_eq!(owed, vec![None, None, Some(0), Some(1), Some(2), None]);
+    }
+
+    #[test]
+    fn waits_and_the_first_sign_of_life_after_each_are_kept() {
+        let wait = PoolEvent::WorkerThreadWait {
+            active: 1,
+            retired: 0,
+        };
+        let events = [
+            ev(1, 10, start(1)),
+            ev(100, 10, wait),
+            // Still waiting (a wait that timed out and waits again).
+            ev(150, 10, wait),
+            // A dequeue on the thread: it was awake again by then.
+            ev(300, 10, PoolEvent::DequeueWork { work_id: 5 }),
+            // A worker with no start in the trace, known by its wait.
+            ev(400, 11, wait),
+            // Awake already: no point.
+            ev(500, 10, PoolEvent::AdjustmentSample { throughput: 1.0 }),
+            ev(600, 10, wait),
+            ev(
+                700,
+                10,
+                PoolEvent::WorkerThreadStop {
+                    active: 1,
+                    retired: 0,
+                },
+            ),
+            // The gate thread's adjustment is no worker's sign of life.
+            ev(800, 20, adj(3, 6)),
+            ev(801, 12, start(2)),
+        ];
+        let t = PoolTimeline::from_events(&events);
+        let points: Vec<(i64, u64, bool)> = t
+            .activity
+            .iter()
+            .map(|p| (p.time_ns / 1_000_000, p.thread_id, p.waiting))
+            .collect();
+        assert_eq!(
+            points,
+            vec![
+                (100, 10, true),
+                (300, 10, false),
+                (400, 11, true),
+                (600, 10, true)
+            ]
+        );
+        assert_eq!(t.activity_kept_until_ns, None);
+        assert_eq!(t.thread_count.last().unwrap().owed_to_adjustment, None);
     }
 }
