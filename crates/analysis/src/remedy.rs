@@ -26,7 +26,7 @@ use crate::metrics::Summary;
 use crate::sweep::best::Constraint;
 use crate::sweep::table;
 
-use crate::verdict::{CPU_WELL_BELOW, MIN_STARVED_SHARE};
+use crate::verdict::{CPU_WELL_BELOW, MIN_DELAY_P95_MS, MIN_STARVED_SHARE};
 
 /// What one run must show to meet the goal.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,8 +60,9 @@ impl Criterion {
     pub fn text(&self) -> String {
         match self {
             Criterion::NoStarvation => format!(
-                "work waits for a thread less than {:.0} % of the run (or the cores are the limit)",
-                MIN_STARVED_SHARE * 100.0
+                "no starvation: work waits for a thread less than {:.0} % of the run or 95 % of the items start within {} ms (or the cores are the limit)",
+                MIN_STARVED_SHARE * 100.0,
+                MIN_DELAY_P95_MS
             ),
             Criterion::Constraints(cs) => cs
                 .iter()
@@ -72,13 +73,20 @@ impl Criterion {
     }
 }
 
-/// Whether a run's pool was the limit: work waited for a thread at least
-/// [`MIN_STARVED_SHARE`] of the makespan while the cores were not busy.
+/// Whether a run's pool was the limit: work waited for a thread
+/// ([`work_waited`]) while the cores were not busy.
 pub fn starved(summary: &Summary) -> bool {
     let cpu_low = summary.cpu_utilization.is_none_or(|u| u < CPU_WELL_BELOW);
-    let queued = summary.makespan_ms > 0.0
-        && summary.time_starved_ms >= MIN_STARVED_SHARE * summary.makespan_ms;
-    cpu_low && queued
+    cpu_low && work_waited(summary)
+}
+
+/// Whether work waited for a thread: some item was queued and not taken
+/// for at least [`MIN_STARVED_SHARE`] of the makespan, and the items'
+/// start delays reach [`MIN_DELAY_P95_MS`] at the 95th percentile.
+pub fn work_waited(summary: &Summary) -> bool {
+    summary.makespan_ms > 0.0
+        && summary.time_starved_ms >= MIN_STARVED_SHARE * summary.makespan_ms
+        && summary.start_delay_ms.p95 >= MIN_DELAY_P95_MS
 }
 
 /// One candidate value, replayed.

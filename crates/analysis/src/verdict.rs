@@ -55,6 +55,11 @@ pub const MAX_RATE_PER_S: f64 = 3.0;
 pub const CPU_WELL_BELOW: f64 = 0.8;
 /// The least share of the makespan with work waiting for a thread.
 pub const MIN_STARVED_SHARE: f64 = 0.1;
+/// The least 95th percentile of the items' start delays (ms) of a starved
+/// run: in a dense stream some item is always queued for a few
+/// microseconds (the union of the waits covers most of the run) while none
+/// waits long; the pool is not the limit then.
+pub const MIN_DELAY_P95_MS: f64 = 10.0;
 /// Scenarios with more items than this get no internal sweep (it would take
 /// more than a moment); the verdict says which sweep to run instead.
 pub const SWEEP_ITEM_LIMIT: usize = 100_000;
@@ -181,8 +186,7 @@ fn signature(summary: &Summary, at: &[crate::time::SimTime]) -> Signature {
     });
     let climbing = rate.is_some_and(|r| (MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&r));
     let cpu_low = summary.cpu_utilization.is_none_or(|u| u < CPU_WELL_BELOW);
-    let queued = summary.makespan_ms > 0.0
-        && summary.time_starved_ms >= MIN_STARVED_SHARE * summary.makespan_ms;
+    let queued = crate::remedy::work_waited(summary);
     debug_assert_eq!(cpu_low && queued, crate::remedy::starved(summary));
     Signature {
         rate,
@@ -345,8 +349,9 @@ fn no_starvation_reason(
 ) -> String {
     if !queued {
         return format!(
-            "no starvation: work waited for a thread {} of the run, the starvation rule added {injections} thread{}",
+            "no starvation: work waited for a thread {} of the run, 95 % of the items within {}, the starvation rule added {injections} thread{}",
             crate::output::human_ms(s.time_starved_ms),
+            crate::output::human_ms(s.start_delay_ms.p95),
             if injections == 1 { "" } else { "s" }
         );
     }
