@@ -31,6 +31,10 @@
 #      bars (]) and decisions (n) on the focused chart, hovers a lane,
 #      turns the wheel and drags, and checks the window and the tooltip
 #      after each (target/browser/interact.dom lists the steps).
+#   7. The playground (scripts/playground-test.sh, which builds it; needs
+#      python3 too): loads from the disk and through `poolsim serve`, types
+#      into it, times seed 001's min_threads 4 -> 10, screenshots
+#      playground*.png. SKIP_PLAYGROUND=1 leaves it out.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -288,6 +292,17 @@ for png in report compare bench-100k; do
         fail "no screenshot target/browser/$png.png"
     fi
 done
+
+# 7. The playground: built, opened from the disk and through `poolsim
+# serve`, typed into (scripts/playground-test.sh; its own lines above).
+if [ -z "${SKIP_PLAYGROUND:-}" ]; then
+    echo "checking the playground"
+    if POOLSIM=$POOLSIM scripts/playground-test.sh; then
+        pass "the playground (scripts/playground-test.sh)"
+    else
+        fail "the playground (scripts/playground-test.sh; target/browser/playground.log)"
+    fi
+fi
 
 if [ "$failures" -gt 0 ]; then
     echo "browser-test: $failures check(s) failed" >&2

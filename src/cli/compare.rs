@@ -138,7 +138,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
                     if let Some((_, outcome)) = incomplete.iter().find(|(n, _)| n == shown) {
                         o.insert(
                             "outcome".into(),
-                            super::run::outcome_lines(outcome).join(" ").into(),
+                            poolsim::output::outcome_lines(outcome).join(" ").into(),
                         );
                     }
                 }
@@ -176,7 +176,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         for (shown, outcome) in &incomplete {
             println!();
             println!("{shown}: the run did not complete");
-            for line in super::run::outcome_lines(outcome) {
+            for line in poolsim::output::outcome_lines(outcome) {
                 println!("{line}");
             }
         }

@@ -15,6 +15,7 @@ mod policies;
 mod reproduce;
 mod run;
 mod scenario_args;
+mod serve;
 mod sweep;
 mod validate;
 mod validate_set;
@@ -94,6 +95,9 @@ Exit codes: 0 always.")]
     /// Simulate a scenario with a runtime's model, run it on the runtime,
     /// and report the model's errors against stated tolerances.
     Validate(validate::ValidateArgs),
+    /// Serve the playground (built by scripts/build-playground.sh) on
+    /// http://127.0.0.1:PORT/ for a browser.
+    Serve(serve::ServeArgs),
 }
 
 /// The name to show for a policy: the one the user gave when it names a
@@ -222,5 +226,6 @@ pub fn run() -> Result<(), Failure> {
             None => validate_set::run(&args),
         },
         Command::Policies => policies::run(),
+        Command::Serve(args) => serve::run(args),
     }
 }

@@ -7,9 +7,9 @@ use clap::Args;
 use poolsim::account::{Account, AccountSink};
 use poolsim::counters::{Sample, counters_csv_of};
 use poolsim::engine::{self, Outcome, SimOptions};
-use poolsim::metrics::{self, Summary};
+use poolsim::metrics::Summary;
 use poolsim::output;
-use poolsim::output::{human_ms, human_ms_fine};
+use poolsim::output::human_ms;
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::spread::{self, Quantiles, Spread};
@@ -537,97 +537,7 @@ fn print_verdict(v: &Verdict) {
 }
 
 fn print_summary(s: &Summary, outcome: &Outcome, sets: &[String]) {
-    println!("scenario      {}", s.scenario);
-    println!(
-        "policy        {}   seed {}   cores {}",
-        s.policy, s.seed, s.cores
-    );
-    if !sets.is_empty() {
-        println!(
-            "changed       {}   (--set; the file is as written)",
-            sets.join("   ")
-        );
-    }
-    println!("items         {} ({} finished)", s.items, s.finished);
-    if outcome.is_completed() {
-        println!("makespan      {}", human_ms(s.makespan_ms));
-    } else if s.finished == 0 {
-        println!("makespan      - (the run did not complete; no item finished)");
-    } else {
-        println!(
-            "makespan      - (the run did not complete; the last item to finish ended {} after the first submission)",
-            human_ms(s.makespan_ms)
-        );
-    }
-    let p = |x: &metrics::Percentiles| {
-        format!(
-            "p50 {}   p95 {}   p99 {}   max {}",
-            human_ms(x.p50),
-            human_ms(x.p95),
-            human_ms(x.p99),
-            human_ms(x.max)
-        )
-    };
-    // Percentiles of nothing would read as zeros: say there is nothing.
-    if s.started == 0 {
-        println!("start delay   - (no item started)");
-    } else if s.started < s.items {
-        println!(
-            "start delay   {}   (of the {} items that started)",
-            p(&s.start_delay_ms),
-            s.started
-        );
-    } else {
-        println!("start delay   {}", p(&s.start_delay_ms));
-    }
-    if s.finished == 0 {
-        println!("latency       - (no item finished)");
-    } else if s.finished < s.items {
-        println!(
-            "latency       {}   (queued -> finished, of the {} items that finished)",
-            p(&s.latency_ms),
-            s.finished
-        );
-    } else {
-        println!("latency       {}   (queued -> finished)", p(&s.latency_ms));
-    }
-    if let Some(err) = s.approximate_percentiles {
-        println!(
-            "              (percentiles from bucketed values, within {:.2} %: more distinct values than kept exactly)",
-            err * 100.0
-        );
-    }
-    let by_reason: Vec<String> = s
-        .threads_created_by_reason
-        .iter()
-        .map(|(r, n)| format!("{n} {r}"))
-        .collect();
-    println!(
-        "threads       peak {}   created {}{}",
-        s.threads_peak,
-        s.threads_created,
-        if by_reason.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", by_reason.join(", "))
-        }
-    );
-    println!(
-        "time starved  {}   (work queued, no thread taking it)",
-        human_ms(s.time_starved_ms)
-    );
-    if let Some(max) = s.probe_latency_ms_max {
-        println!(
-            "probes        {}   first {}   max {}",
-            s.probes,
-            human_ms_fine(s.probe_latency_ms_first.unwrap_or(0.0)),
-            human_ms_fine(max)
-        );
-    }
-    if let Some(u) = s.cpu_utilization {
-        println!("cpu           {:.1} % of {} cores", u * 100.0, s.cores);
-    }
-    for line in outcome_lines(outcome) {
+    for line in output::summary_lines(s, outcome, sets) {
         println!("{line}");
     }
 }
@@ -644,53 +554,4 @@ fn print_adjustments(account: &Account) {
         "adjustments   {}   (ThreadPoolWorkerThreadAdjustmentAdjustment, by Reason)",
         text.join(", ")
     );
-}
-
-/// What an incomplete run's summary says about how it ended (nothing for a
-/// completed run); `compare` prints the same lines per policy.
-pub(super) fn outcome_lines(outcome: &Outcome) -> Vec<String> {
-    match outcome {
-        Outcome::Completed => vec![],
-        Outcome::TimeLimit { at, unfinished } => vec![format!(
-            "INCOMPLETE    time limit reached at {} with {unfinished} items unfinished (raise --until-ms)",
-            human_ms(at.as_ms_f64())
-        )],
-        Outcome::EventBudget { events, unfinished } => vec![format!(
-            "INCOMPLETE    event budget of {events} events spent with {unfinished} items unfinished (raise --max-events)"
-        )],
-        Outcome::Stalled { at, unfinished } => vec![format!(
-            "STALLED       nothing left to happen at {}, {unfinished} items unfinished",
-            human_ms(at.as_ms_f64())
-        )],
-        Outcome::Deadlock {
-            at,
-            unfinished,
-            blocked,
-        } => {
-            let shown: Vec<String> = blocked
-                .iter()
-                .take(12)
-                .map(|(t, i)| match i {
-                    Some(i) => format!("thread {t} (item {i})"),
-                    None => format!("thread {t}"),
-                })
-                .collect();
-            vec![
-                format!(
-                    "DEADLOCK      at {}: {} blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
-                    human_ms(at.as_ms_f64()),
-                    match blocked.len() {
-                        1 => "the pool's one thread is".to_string(),
-                        n => format!("all {n} threads are"),
-                    }
-                ),
-                format!(
-                    "              blocked: {}{}",
-                    shown.join(", "),
-                    if blocked.len() > shown.len() { ", ..." } else { "" }
-                ),
-                "              raise pool.max_threads, or do not block pool threads on work that needs the pool (sync over async)".to_string(),
-            ]
-        }
-    }
 }

@@ -28,6 +28,7 @@ mod mono_start_up;
 mod net20;
 mod nettrace;
 mod newcomer;
+mod playground;
 mod preemption;
 mod render;
 mod reproduce;

@@ -96,19 +96,16 @@ pub fn resolve_policy_for_scenario_file(
     name_or_path: &str,
     scenario_file: &Path,
 ) -> Result<PolicyConfig, LoadError> {
-    resolve_policy_for_scenario(name_or_path, scenario_file.parent()).map_err(|e| {
-        if e.file().is_some() {
-            return e;
-        }
-        let file = scenario_file.display().to_string();
-        let Ok(text) = std::fs::read_to_string(scenario_file) else {
-            return e;
-        };
-        match poolsim_core::diagnostics::value_span(&text, &["pool", "policy"]) {
-            Some(span) => e.placed_in(&file, &text, span.start),
-            None => e,
-        }
-    })
+    let file = scenario_file.display().to_string();
+    match std::fs::read_to_string(scenario_file) {
+        Ok(text) => poolsim_core::policy_file::resolve_policy_for_scenario_text_in(
+            name_or_path,
+            &file,
+            &text,
+            &StdFiles,
+        ),
+        Err(_) => resolve_policy_for_scenario(name_or_path, scenario_file.parent()),
+    }
 }
 
 #[cfg(test)]

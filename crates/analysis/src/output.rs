@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::engine::Outcome;
+use crate::metrics::{self, Summary};
 use crate::trace::Trace;
 
 /// Refuses `output` if it names the same file as any of `inputs`.
@@ -333,6 +335,164 @@ pub fn human_ms_fine(ms: f64) -> String {
         format!("{ms:.3} ms")
     } else {
         human_ms(ms)
+    }
+}
+
+/// A run's summary, a line each, as `poolsim run` prints it (and the
+/// playground shows it): `sets` are the `--set` changes, named on a
+/// `changed` line.
+pub fn summary_lines(s: &Summary, outcome: &Outcome, sets: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(format!("scenario      {}", s.scenario));
+    out.push(format!(
+        "policy        {}   seed {}   cores {}",
+        s.policy, s.seed, s.cores
+    ));
+    if !sets.is_empty() {
+        out.push(format!(
+            "changed       {}   (--set; the file is as written)",
+            sets.join("   ")
+        ));
+    }
+    out.push(format!(
+        "items         {} ({} finished)",
+        s.items, s.finished
+    ));
+    if outcome.is_completed() {
+        out.push(format!("makespan      {}", human_ms(s.makespan_ms)));
+    } else if s.finished == 0 {
+        out.push("makespan      - (the run did not complete; no item finished)".to_string());
+    } else {
+        out.push(format!(
+            "makespan      - (the run did not complete; the last item to finish ended {} after the first submission)",
+            human_ms(s.makespan_ms)
+        ));
+    }
+    let p = |x: &metrics::Percentiles| {
+        format!(
+            "p50 {}   p95 {}   p99 {}   max {}",
+            human_ms(x.p50),
+            human_ms(x.p95),
+            human_ms(x.p99),
+            human_ms(x.max)
+        )
+    };
+    // Percentiles of nothing would read as zeros: say there is nothing.
+    if s.started == 0 {
+        out.push("start delay   - (no item started)".to_string());
+    } else if s.started < s.items {
+        out.push(format!(
+            "start delay   {}   (of the {} items that started)",
+            p(&s.start_delay_ms),
+            s.started
+        ));
+    } else {
+        out.push(format!("start delay   {}", p(&s.start_delay_ms)));
+    }
+    if s.finished == 0 {
+        out.push("latency       - (no item finished)".to_string());
+    } else if s.finished < s.items {
+        out.push(format!(
+            "latency       {}   (queued -> finished, of the {} items that finished)",
+            p(&s.latency_ms),
+            s.finished
+        ));
+    } else {
+        out.push(format!(
+            "latency       {}   (queued -> finished)",
+            p(&s.latency_ms)
+        ));
+    }
+    if let Some(err) = s.approximate_percentiles {
+        out.push(format!(
+            "              (percentiles from bucketed values, within {:.2} %: more distinct values than kept exactly)",
+            err * 100.0
+        ));
+    }
+    let by_reason: Vec<String> = s
+        .threads_created_by_reason
+        .iter()
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect();
+    out.push(format!(
+        "threads       peak {}   created {}{}",
+        s.threads_peak,
+        s.threads_created,
+        if by_reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", by_reason.join(", "))
+        }
+    ));
+    out.push(format!(
+        "time starved  {}   (work queued, no thread taking it)",
+        human_ms(s.time_starved_ms)
+    ));
+    if let Some(max) = s.probe_latency_ms_max {
+        out.push(format!(
+            "probes        {}   first {}   max {}",
+            s.probes,
+            human_ms_fine(s.probe_latency_ms_first.unwrap_or(0.0)),
+            human_ms_fine(max)
+        ));
+    }
+    if let Some(u) = s.cpu_utilization {
+        out.push(format!(
+            "cpu           {:.1} % of {} cores",
+            u * 100.0,
+            s.cores
+        ));
+    }
+    out.extend(outcome_lines(outcome));
+    out
+}
+
+/// What an incomplete run's summary says about how it ended (nothing for a
+/// completed run); `compare` prints the same lines per policy.
+pub fn outcome_lines(outcome: &Outcome) -> Vec<String> {
+    match outcome {
+        Outcome::Completed => vec![],
+        Outcome::TimeLimit { at, unfinished } => vec![format!(
+            "INCOMPLETE    time limit reached at {} with {unfinished} items unfinished (raise --until-ms)",
+            human_ms(at.as_ms_f64())
+        )],
+        Outcome::EventBudget { events, unfinished } => vec![format!(
+            "INCOMPLETE    event budget of {events} events spent with {unfinished} items unfinished (raise --max-events)"
+        )],
+        Outcome::Stalled { at, unfinished } => vec![format!(
+            "STALLED       nothing left to happen at {}, {unfinished} items unfinished",
+            human_ms(at.as_ms_f64())
+        )],
+        Outcome::Deadlock {
+            at,
+            unfinished,
+            blocked,
+        } => {
+            let shown: Vec<String> = blocked
+                .iter()
+                .take(12)
+                .map(|(t, i)| match i {
+                    Some(i) => format!("thread {t} (item {i})"),
+                    None => format!("thread {t}"),
+                })
+                .collect();
+            vec![
+                format!(
+                    "DEADLOCK      at {}: {} blocked in waits only pool work can end, and the pool is at max_threads; {unfinished} items unfinished",
+                    human_ms(at.as_ms_f64()),
+                    match blocked.len() {
+                        1 => "the pool's one thread is".to_string(),
+                        n => format!("all {n} threads are"),
+                    }
+                ),
+                format!(
+                    "              blocked: {}{}",
+                    shown.join(", "),
+                    if blocked.len() > shown.len() { ", ..." } else { "" }
+                ),
+                "              raise pool.max_threads, or do not block pool threads on work that needs the pool (sync over async)".to_string(),
+            ]
+        }
     }
 }
 

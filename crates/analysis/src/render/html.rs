@@ -81,6 +81,48 @@ pub fn render_html(
     timelines: &[(String, Timeline)],
     opts: &ChartOptions,
 ) -> Result<String, RenderError> {
+    let json = report_data(timelines, opts)?;
+    // `<` only occurs inside JSON strings, where `\u003c` means the same:
+    // the block can then never close the script element early.
+    let json = json.replace('<', "\\u003c");
+    let names: Vec<&str> = timelines
+        .iter()
+        .map(|(title, t)| first_line(title, t))
+        .collect();
+    let title = format!(
+        "poolsim: {} · {}",
+        timelines[0].1.scenario,
+        names.join(" vs ")
+    );
+    let mut out = String::with_capacity(json.len() + PAGE_JS.len() + PAGE_CSS.len() + 4096);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<meta name=\"generator\" content=\"poolsim\">\n");
+    out.push_str(&format!("<title>{}</title>\n", escape(&title)));
+    out.push_str("<style>\n");
+    out.push_str(PAGE_CSS);
+    out.push_str("</style>\n<script>\n");
+    out.push_str(ERROR_JS);
+    out.push_str("</script>\n</head>\n<body>\n");
+    out.push_str(&body(&title));
+    out.push_str("<script type=\"application/json\" id=\"poolsim-data\">");
+    out.push_str(&json);
+    out.push_str("</script>\n<script>\n");
+    out.push_str(PAGE_JS);
+    out.push_str("</script>\n</body>\n</html>\n");
+    Ok(out)
+}
+
+/// The data [`render_html`]'s page draws, as JSON (the page's
+/// `#poolsim-data` block, before its `<` are escaped): the runs of
+/// `timelines` as panels on one time axis, with the colours, phases and
+/// reasons to draw them, within the report's budgets. The playground
+/// (`crates/wasm`) gives the same JSON to the same script
+/// (`PoolsimReport.render`) on every change. Errors as [`render_html`]'s.
+pub fn report_data(
+    timelines: &[(String, Timeline)],
+    opts: &ChartOptions,
+) -> Result<String, RenderError> {
     if timelines.is_empty() {
         return Err(RenderError::Empty);
     }
@@ -150,37 +192,7 @@ pub fn render_html(
         colors: Colors::new(),
         panels,
     };
-    let json = serde_json::to_string(&page)
-        .map_err(|e| RenderError::Draw(format!("the report's data: {e}")))?;
-    // `<` only occurs inside JSON strings, where `\u003c` means the same:
-    // the block can then never close the script element early.
-    let json = json.replace('<', "\\u003c");
-    let names: Vec<&str> = timelines
-        .iter()
-        .map(|(title, t)| first_line(title, t))
-        .collect();
-    let title = format!(
-        "poolsim: {} · {}",
-        timelines[0].1.scenario,
-        names.join(" vs ")
-    );
-    let mut out = String::with_capacity(json.len() + PAGE_JS.len() + PAGE_CSS.len() + 4096);
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    out.push_str("<meta name=\"generator\" content=\"poolsim\">\n");
-    out.push_str(&format!("<title>{}</title>\n", escape(&title)));
-    out.push_str("<style>\n");
-    out.push_str(PAGE_CSS);
-    out.push_str("</style>\n<script>\n");
-    out.push_str(ERROR_JS);
-    out.push_str("</script>\n</head>\n<body>\n");
-    out.push_str(&body(&title));
-    out.push_str("<script type=\"application/json\" id=\"poolsim-data\">");
-    out.push_str(&json);
-    out.push_str("</script>\n<script>\n");
-    out.push_str(PAGE_JS);
-    out.push_str("</script>\n</body>\n</html>\n");
-    Ok(out)
+    serde_json::to_string(&page).map_err(|e| RenderError::Draw(format!("the report's data: {e}")))
 }
 
 /// The page's fixed markup; the script fills the panels, legend and tables.
@@ -972,6 +984,22 @@ mod tests {
         assert_eq!(v["panels"][0]["resolution"], 0);
         assert_eq!(v["panels"][0]["item_times"].as_array().unwrap().len(), 50);
         assert!(html.contains("<title>poolsim: s &lt;b&gt; · a</title>"));
+    }
+
+    #[test]
+    fn the_report_data_is_the_page_s_data_block() {
+        let panels = [("a\nits headline".to_string(), timeline(10))];
+        let opts = ChartOptions::default();
+        let json = report_data(&panels, &opts).unwrap();
+        let html = render_html(&panels, &opts).unwrap();
+        // The block is the data with its `<` escaped, and reads the same.
+        assert!(json.contains("g</script>"));
+        assert!(html.contains(&json.replace('<', "\\u003c")));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&json).unwrap(),
+            data(&html)
+        );
+        assert!(matches!(report_data(&[], &opts), Err(RenderError::Empty)));
     }
 
     #[test]

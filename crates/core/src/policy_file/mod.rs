@@ -36,7 +36,7 @@ mod resolve;
 pub use registry::BUILTIN;
 pub use resolve::{
     Files, NoFiles, builtin_policies, load_policy_in, parse_policy_in,
-    resolve_policy_for_scenario_in, resolve_policy_in,
+    resolve_policy_for_scenario_in, resolve_policy_for_scenario_text_in, resolve_policy_in,
 };
 
 /// Helpers the unit tests of the four parts share.

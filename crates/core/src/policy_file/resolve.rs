@@ -296,6 +296,26 @@ pub fn resolve_policy_for_scenario_in(
     })
 }
 
+/// [`resolve_policy_for_scenario_in`] for the scenario file `file` whose
+/// text is `text`: an error about the `policy` value itself also gives
+/// the file, line and column of that value.
+pub fn resolve_policy_for_scenario_text_in(
+    name_or_path: &str,
+    file: &str,
+    text: &str,
+    files: &dyn Files,
+) -> Result<PolicyConfig, LoadError> {
+    resolve_policy_for_scenario_in(name_or_path, Path::new(file).parent(), files).map_err(|e| {
+        if e.file().is_some() {
+            return e;
+        }
+        match crate::diagnostics::value_span(text, &["pool", "policy"]) {
+            Some(span) => e.placed_in(file, text, span.start),
+            None => e,
+        }
+    })
+}
+
 /// A built-in policy by name or alias (case-insensitive); else, if
 /// `name_or_path` looks like a path (contains `/` or `\`, or ends in
 /// `.toml`), the policy file there, read through `files`; else an error

@@ -1,14 +1,18 @@
-// poolsim's HTML report: draws the runs of the JSON block #poolsim-data
-// (written by crates/analysis/src/render/html.rs) on one canvas per run,
-// all on one time axis, and answers the mouse and the keyboard: zoom, pan,
-// and a tooltip for every bar, thread lane, count and decision, in
-// `poolsim explain`'s words. No network, no library: this file is all.
+// poolsim's HTML report: draws the runs of a report's data (the JSON that
+// crates/analysis/src/render/html.rs writes) on one canvas per run, all on
+// one time axis, and answers the mouse and the keyboard: zoom, pan, and a
+// tooltip for every bar, thread lane, count and decision, in `poolsim
+// explain`'s words. No network, no library: this file is all.
+//
+// The drawing is one call, `PoolsimReport.render(data, options)`, that can
+// be made again with new data: a report makes it once with its JSON block
+// #poolsim-data; the playground (web/playground) on every change.
 (function () {
   'use strict';
 
   // ---------------------------------------------------------------- data
-  const D = JSON.parse(document.getElementById('poolsim-data').textContent);
-  const C = D.colors;
+  // The data drawn, set by render().
+  let D = null, C = null;
   const ROWS = ['gate', 'blocking', 'climbing'];
   // Phase numbers (render/raster.rs's order).
   const STARTING = 0, CPU = 2, SPIN = 3, SLEEP = 4, WAIT = 5, JOIN = 6, INTERNAL = 7;
@@ -175,14 +179,8 @@
     };
   }
 
-  const panels = D.panels.map(decodePanel);
-  const fullEnd = Math.max(D.end, 1);
-  const MIN_SPAN = Math.min(1000, fullEnd);
-  const view = { t0: 0, t1: fullEnd };
-  if (D.window) {
-    view.t0 = D.window[0];
-    view.t1 = Math.max(D.window[1], D.window[0] + MIN_SPAN);
-  }
+  let panels = [], fullEnd = 1, MIN_SPAN = 1;
+  const view = { t0: 0, t1: 1 };
   let activePanel = 0;
 
   // -------------------------------------------------------------- layout
@@ -1054,8 +1052,10 @@
     showDecision(P, sel.decision);
   }
 
+  // Typing into a field (the playground's editor) is not a command.
+  const editing = (t) => !!t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName || ''));
   document.addEventListener('keydown', (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || editing(e.target) || !panels.length) return;
     const onChart = document.activeElement && document.activeElement.tagName === 'CANVAS';
     const P = panels[activePanel];
     let done = true;
@@ -1078,79 +1078,82 @@
   });
 
   // -------------------------------------------------------------- build
-  const main = $('panels');
-  panels.forEach((P) => {
-    const section = el('section', { class: 'panel', 'aria-label': P.name });
-    section.appendChild(el('h2', null, P.name));
-    if (P.p.headline) section.appendChild(el('p', { class: 'headline' }, P.p.headline));
-    section.appendChild(el('p', { class: 'facts' }, P.p.facts));
-    const notes = leftOutNotes(P);
-    if (notes) section.appendChild(el('p', { class: 'left-out' }, notes));
-    const canvas = el('canvas', {
-      tabindex: '0',
-      role: 'img',
-      'aria-label': 'Gantt chart of ' + P.name + ': ' + (P.p.headline || P.p.facts) +
-        '. Arrow keys up and down walk the threads, [ and ] the bars, n and p the decisions.',
-    });
-    section.appendChild(canvas);
-    main.appendChild(section);
-    P.section = section;
-    P.canvas = canvas;
-    canvas.addEventListener('focus', () => {
-      activePanel = P.index;
-    });
-    let drag = null;
-    canvas.addEventListener('pointerdown', (e) => {
-      if (e.button !== 0) return;
-      activePanel = P.index;
-      drag = { x: e.clientX, t0: view.t0, t1: view.t1, moved: false };
-      try {
-        canvas.setPointerCapture(e.pointerId);
-      } catch (_) {
-        // A pointer the browser does not track (a synthetic event): the
-        // drag works without capture.
-      }
-    });
-    canvas.addEventListener('pointermove', (e) => {
-      const r = canvas.getBoundingClientRect();
-      const x = e.clientX - r.left, y = e.clientY - r.top;
-      if (drag) {
-        const dx = e.clientX - drag.x;
-        if (Math.abs(dx) > 2) drag.moved = true;
-        if (drag.moved) {
-          canvas.classList.add('dragging');
-          hideTip();
-          const d = (-dx / P.layout.plotW) * (drag.t1 - drag.t0);
-          setView(drag.t0 + d, drag.t1 + d);
-          return;
+  function buildPanels() {
+    const main = $('panels');
+    main.textContent = '';
+    panels.forEach((P) => {
+      const section = el('section', { class: 'panel', 'aria-label': P.name });
+      section.appendChild(el('h2', null, P.name));
+      if (P.p.headline) section.appendChild(el('p', { class: 'headline' }, P.p.headline));
+      section.appendChild(el('p', { class: 'facts' }, P.p.facts));
+      const notes = leftOutNotes(P);
+      if (notes) section.appendChild(el('p', { class: 'left-out' }, notes));
+      const canvas = el('canvas', {
+        tabindex: '0',
+        role: 'img',
+        'aria-label': 'Gantt chart of ' + P.name + ': ' + (P.p.headline || P.p.facts) +
+          '. Arrow keys up and down walk the threads, [ and ] the bars, n and p the decisions.',
+      });
+      section.appendChild(canvas);
+      main.appendChild(section);
+      P.section = section;
+      P.canvas = canvas;
+      canvas.addEventListener('focus', () => {
+        activePanel = P.index;
+      });
+      let drag = null;
+      canvas.addEventListener('pointerdown', (e) => {
+        if (e.button !== 0) return;
+        activePanel = P.index;
+        drag = { x: e.clientX, t0: view.t0, t1: view.t1, moved: false };
+        try {
+          canvas.setPointerCapture(e.pointerId);
+        } catch (_) {
+          // A pointer the browser does not track (a synthetic event): the
+          // drag works without capture.
         }
-      }
-      const h = hit(P, x, y);
-      if (h) showTip(h[0], e.pageX, e.pageY, h[1]);
-      else hideTip();
+      });
+      canvas.addEventListener('pointermove', (e) => {
+        const r = canvas.getBoundingClientRect();
+        const x = e.clientX - r.left, y = e.clientY - r.top;
+        if (drag) {
+          const dx = e.clientX - drag.x;
+          if (Math.abs(dx) > 2) drag.moved = true;
+          if (drag.moved) {
+            canvas.classList.add('dragging');
+            hideTip();
+            const d = (-dx / P.layout.plotW) * (drag.t1 - drag.t0);
+            setView(drag.t0 + d, drag.t1 + d);
+            return;
+          }
+        }
+        const h = hit(P, x, y);
+        if (h) showTip(h[0], e.pageX, e.pageY, h[1]);
+        else hideTip();
+      });
+      const end = (e) => {
+        if (drag && canvas.hasPointerCapture(e.pointerId)) canvas.releasePointerCapture(e.pointerId);
+        drag = null;
+        canvas.classList.remove('dragging');
+      };
+      canvas.addEventListener('pointerup', end);
+      canvas.addEventListener('pointercancel', end);
+      canvas.addEventListener('pointerleave', () => {
+        if (!drag) hideTip();
+      });
+      canvas.addEventListener('wheel', (e) => {
+        e.preventDefault();
+        const r = canvas.getBoundingClientRect();
+        const dx = e.deltaMode === 1 ? e.deltaX * 16 : e.deltaX, dy = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
+        if (Math.abs(dx) > Math.abs(dy)) {
+          pan(dx / P.layout.plotW);
+        } else {
+          const x = Math.min(Math.max(e.clientX - r.left, LEFT), LEFT + P.layout.plotW);
+          zoom(Math.pow(1.0025, -dy), tOf(P.layout, x));
+        }
+      }, { passive: false });
     });
-    const end = (e) => {
-      if (drag && canvas.hasPointerCapture(e.pointerId)) canvas.releasePointerCapture(e.pointerId);
-      drag = null;
-      canvas.classList.remove('dragging');
-    };
-    canvas.addEventListener('pointerup', end);
-    canvas.addEventListener('pointercancel', end);
-    canvas.addEventListener('pointerleave', () => {
-      if (!drag) hideTip();
-    });
-    canvas.addEventListener('wheel', (e) => {
-      e.preventDefault();
-      const r = canvas.getBoundingClientRect();
-      const dx = e.deltaMode === 1 ? e.deltaX * 16 : e.deltaX, dy = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
-      if (Math.abs(dx) > Math.abs(dy)) {
-        pan(dx / P.layout.plotW);
-      } else {
-        const x = Math.min(Math.max(e.clientX - r.left, LEFT), LEFT + P.layout.plotW);
-        zoom(Math.pow(1.0025, -dy), tOf(P.layout, x));
-      }
-    }, { passive: false });
-  });
+  }
   $('zoom-in').addEventListener('click', () => zoom(2));
   $('zoom-out').addEventListener('click', () => zoom(0.5));
   $('pan-left').addEventListener('click', () => pan(-0.2));
@@ -1182,6 +1185,7 @@
   }
   function legend() {
     const root = $('legend');
+    root.textContent = '';
     root.appendChild(el('h2', null, 'Legend'));
     const row = (heading, entries) => {
       if (!entries.length) return;
@@ -1287,6 +1291,7 @@
   // ------------------------------------------------------------- tables
   function tables() {
     const root = $('tables');
+    root.textContent = '';
     const MAX_THREADS = 2000, MAX_ITEMS = 500;
     for (const P of panels) {
       const who = panels.length > 1 ? ' \u2014 ' + P.name : '';
@@ -1400,30 +1405,67 @@
   }
 
   // ---------------------------------------------------------------- run
-  legend();
-  drawAll();
-  const drawnMs = performance.now();
-  tables();
-  const summary = $('summary');
-  let items = 0, threads = 0, bars = 0, decisions = 0;
-  const parts = panels.map((P) => {
-    items += P.p.items;
-    threads += P.lanes.length;
-    bars += P.bars;
-    decisions += P.decisions.length;
-    return P.name + ': ' + plural(P.p.items, 'item') + ', ' + plural(P.lanes.length, 'thread') + ', ' +
-      plural(P.bars, 'bar') + ', ' + plural(P.decisions.length, 'decision');
-  });
-  const readyMs = performance.now();
-  summary.textContent = 'Drawn: ' + parts.join('; ') + '. Loaded and drawn in ' + Math.round(drawnMs) + ' ms.';
-  const root = document.documentElement;
-  root.setAttribute('data-items', String(items));
-  root.setAttribute('data-threads', String(threads));
-  root.setAttribute('data-bars', String(bars));
-  root.setAttribute('data-decisions', String(decisions));
-  root.setAttribute('data-drawn-ms', String(Math.round(drawnMs)));
-  root.setAttribute('data-render-ms', String(Math.round(readyMs)));
-  applyHash();
-  window.addEventListener('hashchange', applyHash);
-  root.setAttribute('data-ready', '1');
+  // Draws `data` (a report's JSON, parsed) in the page's #panels, #legend,
+  // #tables and #summary, replacing what was drawn. Options: `keepView`
+  // keeps the time window (clamped to the new run) instead of opening on
+  // the data's window or the whole run; `since` is the performance.now()
+  // the drawing time is counted from (0: the page's start, said as
+  // "Loaded and drawn"). Returns the counts and times it drew.
+  function render(data, options) {
+    const opts = options || {};
+    const keep = opts.keepView && panels.length ? { t0: view.t0, t1: view.t1, whole: view.t0 <= 0 && view.t1 >= fullEnd } : null;
+    D = data;
+    C = D.colors;
+    panels = D.panels.map(decodePanel);
+    fullEnd = Math.max(D.end, 1);
+    MIN_SPAN = Math.min(1000, fullEnd);
+    view.t0 = 0;
+    view.t1 = fullEnd;
+    if (keep && !keep.whole) {
+      const s = Math.min(Math.max(keep.t1 - keep.t0, MIN_SPAN), fullEnd);
+      view.t0 = Math.max(Math.min(keep.t0, fullEnd - s), 0);
+      view.t1 = view.t0 + s;
+    } else if (!keep && D.window) {
+      view.t0 = D.window[0];
+      view.t1 = Math.max(D.window[1], D.window[0] + MIN_SPAN);
+    }
+    activePanel = Math.min(activePanel, Math.max(panels.length - 1, 0));
+    hideTip();
+    buildPanels();
+    legend();
+    drawAll();
+    const since = opts.since || 0;
+    const drawnMs = performance.now() - since;
+    tables();
+    let items = 0, threads = 0, bars = 0, decisions = 0;
+    const parts = panels.map((P) => {
+      items += P.p.items;
+      threads += P.lanes.length;
+      bars += P.bars;
+      decisions += P.decisions.length;
+      return P.name + ': ' + plural(P.p.items, 'item') + ', ' + plural(P.lanes.length, 'thread') + ', ' +
+        plural(P.bars, 'bar') + ', ' + plural(P.decisions.length, 'decision');
+    });
+    const readyMs = performance.now() - since;
+    $('summary').textContent = 'Drawn: ' + parts.join('; ') + '. ' + (since ? 'Drawn' : 'Loaded and drawn') +
+      ' in ' + Math.round(drawnMs) + ' ms.';
+    return { items, threads, bars, decisions, drawnMs, readyMs };
+  }
+  window.PoolsimReport = { render };
+
+  // A report: its data block, drawn once.
+  const block = document.getElementById('poolsim-data');
+  if (block) {
+    const drawn = render(JSON.parse(block.textContent));
+    const root = document.documentElement;
+    root.setAttribute('data-items', String(drawn.items));
+    root.setAttribute('data-threads', String(drawn.threads));
+    root.setAttribute('data-bars', String(drawn.bars));
+    root.setAttribute('data-decisions', String(drawn.decisions));
+    root.setAttribute('data-drawn-ms', String(Math.round(drawn.drawnMs)));
+    root.setAttribute('data-render-ms', String(Math.round(drawn.readyMs)));
+    applyHash();
+    window.addEventListener('hashchange', applyHash);
+    root.setAttribute('data-ready', '1');
+  }
 })();
