@@ -9,7 +9,7 @@
 # It installs nothing: it needs `chromium` on the PATH (Debian/Ubuntu:
 # apt-get install -y chromium). Everything it writes goes to target/browser/:
 # the reports, their dumped DOMs, Chromium's logs and the screenshots
-# (report.png, compare.png, bench-100k.png) to look at.
+# (report.png, compare.png, bench-100k.png, runs-outcomes.png) to look at.
 #
 # Checks:
 #   1. seed 000 under its policy (net5), the compare of net5 and net6, and
@@ -35,6 +35,11 @@
 #      python3 too): loads from the disk and through `poolsim serve`, types
 #      into it, times seed 001's min_threads 4 -> 10, screenshots
 #      playground*.png. SKIP_PLAYGROUND=1 leaves it out.
+#   8. `run --runs N --html`'s outcome picker (python3 drives the keys): a
+#      run per outcome, #outcome=2 (with #hover=) opens the second, Tab
+#      reaches the picker, the arrows pick and redraw keeping the window;
+#      a page of 100,000-item runs stays within 10 MB and 2 s
+#      (runs-outcomes.png to look at).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -292,6 +297,326 @@ for png in report compare bench-100k; do
         fail "no screenshot target/browser/$png.png"
     fi
 done
+
+# 8. `run --runs N --html`: the outcome picker. one-core from seed 11 has
+# three outcomes, seed 11's the first; the page holds a run of each.
+# Loaded from the disk (dumped DOMs): the picker, #outcome=2 opening the
+# second outcome's run, #hover= applied to that run (the sentence `poolsim
+# explain --seed K --workload-seed 11` says for its thread 1), an outcome
+# the page does not hold. Driven with real keys over the DevTools protocol
+# (python3): Tab reaches the picker (on the drawn outcome, with a focus
+# outline), the down arrow draws outcome 2 (its seed and peak in the
+# summary and facts, the address #outcome=2), + zooms from the picker and
+# the window stays through the next pick; screenshot runs-outcomes.png.
+# Then a page of 100,000-item runs with several outcomes: within 10 MB,
+# loaded and drawn within 2 s, an outcome switched within 2 s.
+echo "checking the outcome picker (run --runs)"
+ONE=scenarios/validation/one-core.toml
+"$POOLSIM" run "$ONE" --seed 11 --runs 50 --items 0 --html "$OUT/runs-outcomes.html" >"$OUT/runs-outcomes.txt"
+"$POOLSIM" run "$ONE" --seed 11 --runs 50 --items 0 --html "$OUT/runs-outcomes-again.html" >/dev/null
+# "   30.0 % of runs: 4.87 s, peak 3 threads (seed 15 is one)": outcome 2.
+outcome_line() { sed -n '/^outcomes$/,/^the run above/p' "$OUT/runs-outcomes.txt" | sed -n "$(($1 + 1))p"; }
+n_outcomes=$(sed -n '/^outcomes$/,/^the run above/p' "$OUT/runs-outcomes.txt" | grep -c '^ *[0-9.]* % of runs:')
+seed1=$(outcome_line 1 | sed -E 's/.*\(seed ([0-9]+) is one\).*/\1/')
+seed2=$(outcome_line 2 | sed -E 's/.*\(seed ([0-9]+) is one\).*/\1/')
+peak2=$(outcome_line 2 | sed -E 's/.*peak ([0-9]+) threads.*/\1/')
+if [ "$n_outcomes" -ge 2 ] && [ "$seed1" = 11 ] && [ -n "$seed2" ]; then
+    pass "run --runs 50 prints $n_outcomes outcomes; seed 11 is outcome 1, seed $seed2 outcome 2"
+else
+    fail "run --runs 50 of $ONE: $n_outcomes outcomes, seeds '$seed1' '$seed2'"
+fi
+if cmp -s "$OUT/runs-outcomes.html" "$OUT/runs-outcomes-again.html"; then
+    pass "the same --runs command gives the same bytes"
+else
+    fail "two --runs pages of the same command differ"
+fi
+RURL=file://$OUT/runs-outcomes.html
+summary_of() { grep -o 'id="summary"[^>]*>[^<]*' "$1" | sed 's/.*>//'; }
+dump "$RURL" "$OUT/runs-outcomes"
+clean "run --runs 50" "$OUT/runs-outcomes"
+radios=$(grep -o '<input type="radio" name="outcome-0"' "$OUT/runs-outcomes.dom" | wc -l)
+if [ "$radios" -eq "$n_outcomes" ] && [ "$(attr outcome "$OUT/runs-outcomes.dom")" = 1 ] &&
+    [[ "$(summary_of "$OUT/runs-outcomes.dom")" == *"seed 11: outcome 1 of $n_outcomes"* ]]; then
+    pass "the picker has $radios outcomes; the first seed's (outcome 1) is drawn: $(summary_of "$OUT/runs-outcomes.dom")"
+else
+    fail "the picker: $radios radios, data-outcome=$(attr outcome "$OUT/runs-outcomes.dom"), summary '$(summary_of "$OUT/runs-outcomes.dom")'"
+fi
+dump "$RURL#outcome=2" "$OUT/runs-outcome-2"
+clean "#outcome=2" "$OUT/runs-outcome-2"
+if [ "$(attr outcome "$OUT/runs-outcome-2.dom")" = 2 ] &&
+    [[ "$(summary_of "$OUT/runs-outcome-2.dom")" == *"seed $seed2: outcome 2 of $n_outcomes"* ]] &&
+    grep -q "policy: net-classic  ·  seed $seed2  ·  .*peak $peak2 threads" "$OUT/runs-outcome-2.dom"; then
+    pass "#outcome=2 opens on outcome 2's run (seed $seed2, peak $peak2): $(summary_of "$OUT/runs-outcome-2.dom")"
+else
+    fail "#outcome=2: data-outcome=$(attr outcome "$OUT/runs-outcome-2.dom"), summary '$(summary_of "$OUT/runs-outcome-2.dom")'"
+fi
+why1=$("$POOLSIM" explain "$ONE" --seed "$seed2" --workload-seed 11 | grep -E 'thread 1 created$' | head -n 1 | sed -E 's/^ *[0-9.]+ ms +//')
+why1_first=$("$POOLSIM" explain "$ONE" --seed 11 | grep -E 'thread 1 created$' | head -n 1 | sed -E 's/^ *[0-9.]+ ms +//')
+dump "$RURL#outcome=2&hover=thread:1" "$OUT/runs-outcome-2-hover"
+clean "#outcome=2&hover=thread:1" "$OUT/runs-outcome-2-hover"
+tip=$(tip_text "$OUT/runs-outcome-2-hover.dom")
+if [ -n "$why1" ] && [ "$why1" != "$why1_first" ] && [[ "$tip" == *"$why1"* ]]; then
+    pass "#outcome=2&hover=thread:1 tells why seed $seed2's thread 1 exists, as explain --seed $seed2 --workload-seed 11 does:$tip"
+else
+    fail "#outcome=2&hover=thread:1: tooltip '$tip', explain says '$why1' (seed 11: '$why1_first')"
+fi
+dump "$RURL#outcome=9" "$OUT/runs-outcome-9"
+if [ "$(attr outcome "$OUT/runs-outcome-9.dom")" = 1 ] && grep -q 'class="outcome-status"[^>]*>Outcome 9 (from the address) is not among' "$OUT/runs-outcome-9.dom"; then
+    pass "#outcome=9 keeps outcome 1 and says the page does not hold outcome 9"
+else
+    fail "#outcome=9: data-outcome=$(attr outcome "$OUT/runs-outcome-9.dom")"
+fi
+
+# A page of 100,000-item runs with several outcomes (each item 3 ms of CPU
+# then a 2 ms sleep: hill climbing's samples differ from seed to seed).
+sed -e 's/^name = .*/name = "bench: 100k x (3 ms CPU, 2 ms sleep) items, 16 cores"/' \
+    -e 's/body = \[ { cpu_ms = 5 } \]/body = [ { cpu_ms = 3 }, { sleep_ms = 2 } ]/' \
+    scenarios/bench-100k-cpu.toml >"$OUT/bench-100k-outcomes.toml"
+"$POOLSIM" run "$OUT/bench-100k-outcomes.toml" --runs 20 --items 0 --html "$OUT/bench-100k-outcomes.html" >"$OUT/bench-100k-outcomes.txt"
+big_outcomes=$(grep -c '^ *[0-9.]* % of runs:' "$OUT/bench-100k-outcomes.txt" || true)
+big_radios=$(grep -o '<input type="radio"' "$OUT/bench-100k-outcomes.html" | wc -l)
+size=$(stat -c %s "$OUT/bench-100k-outcomes.html")
+if [ "$big_radios" -ge 2 ] && [ "$size" -le 10000000 ]; then
+    pass "100,000 items, --runs 20: $big_outcomes outcomes, $big_radios runs in a page of $size bytes (at most 10 MB)"
+else
+    fail "100,000 items, --runs 20: $big_radios runs, $size bytes"
+fi
+
+if ! command -v python3 >/dev/null 2>&1; then
+    fail "the outcome picker's keyboard checks need python3"
+else
+if ! python3 - "$OUT" "$seed2" "$peak2" "$n_outcomes" <<'EOF'
+"""Drives headless Chromium over the DevTools protocol (--remote-debugging-pipe:
+JSON messages ending in NUL on fds 3 and 4) through the outcome picker."""
+import base64
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+OUT, SEED2, PEAK2, N = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+failures = 0
+
+
+def check(cond, text, detail=""):
+    global failures
+    if cond:
+        print("  ok    " + text)
+    else:
+        failures += 1
+        print("  FAIL  " + text + (": " + str(detail) if detail != "" else ""), file=sys.stderr)
+    return cond
+
+
+class Chromium:
+    def __init__(self):
+        self.profile = tempfile.mkdtemp(prefix="poolsim-chromium-")
+        to_r, self.to_chrome = os.pipe()
+        self.from_chrome, from_w = os.pipe()
+
+        def fds():
+            # dup2 onto the same number keeps close-on-exec: clear it.
+            os.dup2(to_r, 3)
+            os.dup2(from_w, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+
+        self.stderr = open(os.path.join(OUT, "runs-outcomes-chromium.log"), "w")
+        self.proc = subprocess.Popen(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--remote-debugging-pipe", "--no-first-run", "--no-default-browser-check",
+             "--user-data-dir=" + self.profile, "--window-size=1400,1500", "about:blank"],
+            preexec_fn=fds, close_fds=False, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=self.stderr)
+        os.close(to_r)
+        os.close(from_w)
+        self.buf, self.next_id, self.events, self.session = b"", 0, [], None
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Page"):
+            self.send(domain + ".enable")
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": 1400, "height": 1500, "deviceScaleFactor": 1, "mobile": False})
+
+    def _read(self, timeout):
+        end = time.time() + timeout
+        while b"\0" not in self.buf:
+            left = end - time.time()
+            if left <= 0 or not select.select([self.from_chrome], [], [], left)[0]:
+                raise TimeoutError("no message from Chromium")
+            chunk = os.read(self.from_chrome, 1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed its pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def send(self, method, params=None, timeout=60):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if self.session:
+            msg["sessionId"] = self.session
+        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
+        while True:
+            reply = self._read(timeout)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError("%s: %s" % (method, reply["error"]))
+                return reply.get("result", {})
+            if "method" in reply:
+                self.events.append(reply)
+
+    def messages(self):
+        out = []
+        for e in self.events:
+            m, p = e["method"], e.get("params", {})
+            if m in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
+                out.append(m + ": " + json.dumps(p)[:200])
+            elif m == "Log.entryAdded" and p.get("entry", {}).get("level") in ("error", "warning"):
+                out.append("log: " + p["entry"].get("text", ""))
+        return out
+
+    def eval(self, expression, timeout=60):
+        r = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                           "awaitPromise": True}, timeout)
+        if "exceptionDetails" in r:
+            raise RuntimeError("%s: %s" % (expression[:80], r["exceptionDetails"]))
+        return r.get("result", {}).get("value")
+
+    def open(self, url):
+        self.events = []
+        self.send("Page.navigate", {"url": url})
+        return self.eval("""new Promise((resolve) => {
+            const t0 = Date.now();
+            (function wait() {
+                const r = document.documentElement;
+                if (r && (r.getAttribute('data-ready') === '1' || r.hasAttribute('data-error'))) resolve(r.getAttribute('data-error') || 'ready');
+                else if (Date.now() - t0 > 30000) resolve('timeout');
+                else setTimeout(wait, 20);
+            })();
+        })""")
+
+    def key(self, key, code, vk, text=None):
+        params = {"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk}
+        if text is not None:
+            params["text"] = text
+        self.send("Input.dispatchKeyEvent", params)
+        up = dict(params, type="keyUp")
+        up.pop("text", None)
+        self.send("Input.dispatchKeyEvent", up)
+
+    def wait_outcome(self, want):
+        return self.eval("""new Promise((resolve) => {
+            const t0 = Date.now();
+            (function wait() {
+                const v = document.documentElement.getAttribute('data-outcome');
+                if (v === %s || Date.now() - t0 > 10000) resolve(v); else setTimeout(wait, 10);
+            })();
+        })""" % json.dumps(want))
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+STATE = """(() => {
+  const a = document.activeElement, r = document.documentElement, $ = (id) => document.getElementById(id);
+  const style = a ? getComputedStyle(a) : null;
+  return {
+    outcome: r.getAttribute('data-outcome'), summary: $('summary').textContent, range: $('range').textContent,
+    heading: (document.querySelector('#panels h2') || {}).textContent || '',
+    facts: (document.querySelector('#panels .facts') || {}).textContent || '',
+    hash: location.hash, switchMs: Number(r.getAttribute('data-switch-ms') || -1),
+    renderMs: Number(r.getAttribute('data-render-ms') || -1),
+    active: a ? { tag: a.tagName, type: a.type || '', picker: !!a.closest('#outcomes'), outcome: a.getAttribute('data-outcome'),
+      checked: !!a.checked, outline: style.outlineStyle + ' ' + style.outlineWidth } : null,
+  };
+})()"""
+
+b = Chromium()
+try:
+    url = "file://" + os.path.join(OUT, "runs-outcomes.html")
+    check(b.open(url) == "ready", "the --runs page loads in a driven Chromium")
+    # Tab from the top of the page until the focus is in the picker.
+    tabs, s = 0, None
+    for tabs in range(1, 41):
+        b.key("Tab", "Tab", 9)
+        s = b.eval(STATE)
+        if s["active"] and s["active"]["picker"]:
+            break
+    a = s["active"] if s else None
+    check(a and a["picker"] and a["type"] == "radio" and a["outcome"] == "1" and a["checked"],
+          "Tab reaches the picker (%d presses), on the drawn outcome's radio" % tabs, a)
+    check(a and a["outline"].startswith("solid") and a["outline"] != "solid 0px",
+          "the focused choice shows a focus outline (%s)" % (a and a["outline"]), a)
+    b.key("ArrowDown", "ArrowDown", 40)
+    got = b.wait_outcome("2")
+    s = b.eval(STATE)
+    check(got == "2" and ("seed %s: outcome 2 of %d" % (SEED2, N)) in s["summary"]
+          and ("seed %s" % SEED2) in s["facts"] and ("peak %s threads" % PEAK2) in s["facts"],
+          "the down arrow draws outcome 2: %s | %s" % (s["summary"], s["facts"]), s)
+    check(s["active"] and s["active"]["picker"] and s["active"]["outcome"] == "2",
+          "the focus stays on the picker, on outcome 2", s["active"])
+    check(s["hash"] == "#outcome=2", "the address says #outcome=2", s["hash"])
+    whole = s["range"]
+    b.key("+", "Equal", 187, "+")
+    zoomed = b.eval(STATE)["range"]
+    check(zoomed != whole and "whole" not in zoomed, "+ on the picker zooms in: " + zoomed, zoomed)
+    b.key("ArrowDown", "ArrowDown", 40)
+    got = b.wait_outcome("3" if N >= 3 else "1")
+    s = b.eval(STATE)
+    check(s["range"] == zoomed, "the next pick (outcome %s) keeps the window: %s" % (got, s["range"]), s["range"])
+    b.key("ArrowUp", "ArrowUp", 38)
+    b.wait_outcome("2")
+    b.key("0", "Digit0", 48, "0")
+    s = b.eval(STATE)
+    check(s["outcome"] == "2" and "whole" in s["range"], "back on outcome 2, the whole run", s)
+    check(not b.messages(), "no console message while picking", b.messages())
+    shot = b.send("Page.captureScreenshot", {"format": "png"})
+    with open(os.path.join(OUT, "runs-outcomes.png"), "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    # The 100,000-item page: load and draw, then switch, each within 2 s.
+    big = "file://" + os.path.join(OUT, "bench-100k-outcomes.html")
+    worst_load = worst_switch = 0
+    for _ in range(3):
+        state = b.open(big)
+        s = b.eval(STATE)
+        worst_load = max(worst_load, s["renderMs"] if state == "ready" else 99999)
+        picked = b.eval("""(() => {
+            const r = document.querySelector('#outcomes input[type="radio"]:not(:checked)');
+            r.click();
+            return r.getAttribute('data-outcome');
+        })()""")
+        got = b.wait_outcome(picked)
+        s = b.eval(STATE)
+        worst_switch = max(worst_switch, s["switchMs"] if got == picked else 99999)
+    check(worst_load <= 2000, "the 100,000-item --runs page loads and draws in at most %d ms (3 loads)" % worst_load)
+    check(worst_switch <= 2000, "and draws another outcome in at most %d ms" % worst_switch)
+    check(not b.messages(), "no console message on the 100,000-item page", b.messages())
+finally:
+    b.close()
+sys.exit(1 if failures else 0)
+EOF
+then
+    fail "the outcome picker's keyboard checks (above)"
+fi
+fi
+if [ -s "$OUT/runs-outcomes.png" ]; then
+    pass "screenshot: target/browser/runs-outcomes.png"
+else
+    fail "no screenshot target/browser/runs-outcomes.png"
+fi
 
 # 7. The playground: built, opened from the disk and through `poolsim
 # serve`, typed into (scripts/playground-test.sh; its own lines above).

@@ -115,10 +115,43 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             ));
         }
         if let Some(path) = &args.html {
-            files.push((
-                path,
-                render::render_html(&panels, &ChartOptions::default())?.into_bytes(),
-            ));
+            let html = if spreads.iter().all(Option::is_some) && args.runs > 1 {
+                // With --runs, each policy's panel holds a run of each of
+                // its outcomes and the reader picks the one drawn.
+                let mut outcome_panels = Vec::new();
+                let first_runs = std::mem::take(&mut panels);
+                for (i, (((shown, policy), (_, first)), (spread, (_, completed)))) in policies
+                    .iter()
+                    .zip(first_runs)
+                    .zip(spreads.iter().zip(&summaries))
+                    .enumerate()
+                {
+                    let Some(s) = spread else { continue };
+                    let hint = super::explain_hint(
+                        &args.scenario.file,
+                        Some(&args.policies[i]),
+                        &scenario,
+                    );
+                    let seeds = super::run::OutcomeSeeds { shown, spread: s };
+                    let (panel, _) = seeds.panel(first, *completed, hint, |seed| {
+                        let mut log = EventLog::default();
+                        let mut result = engine::simulate(
+                            &scenario.with_run_seed(seed),
+                            policy,
+                            &mut log,
+                            &SimOptions::default(),
+                        );
+                        result.trace.policy = shown.clone();
+                        let end = result.trace.end;
+                        Ok((Timeline::build(&result.trace, Some(&log.events)), end))
+                    })?;
+                    outcome_panels.push(panel);
+                }
+                render::html::render_html_outcomes(&outcome_panels, &ChartOptions::default())?
+            } else {
+                render::render_html(&panels, &ChartOptions::default())?
+            };
+            files.push((path, html.into_bytes()));
         }
         Ok(())
     })();

@@ -170,17 +170,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         if let Some(timeline) = timeline {
             // With --runs, the chart says which of the outcomes it shows.
             let title = match &spread {
-                Some(s) => match s.outcome_of(summary.makespan_ms, summary.threads_peak) {
-                    Some(k) => format!(
-                        "{shown} · seed {}: outcome {} of {} ({:.0} % of {} runs)",
-                        scenario.seed,
-                        k + 1,
-                        s.outcomes.len(),
-                        s.outcomes[k].share * 100.0,
-                        s.runs
-                    ),
-                    None => format!("{shown} · seed {}: did not complete", scenario.seed),
-                },
+                Some(s) => outcome_title(
+                    &shown,
+                    scenario.seed,
+                    s,
+                    s.outcome_of(summary.makespan_ms, summary.threads_peak),
+                ),
                 None => shown.clone(),
             };
             // The title's second line says what happened (render::headline).
@@ -193,7 +188,47 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 files.push((path, svg.into_bytes()));
             }
             if let Some(path) = &args.html {
-                let html = render::render_html(&panels, &chart_options)?;
+                let html = match &spread {
+                    None => render::render_html(&panels, &chart_options)?,
+                    // With --runs, the page holds a run of each outcome and
+                    // the reader picks the one drawn.
+                    Some(s) => {
+                        let [(_, first)] = panels;
+                        let hint = super::explain_hint(
+                            &args.scenario.file,
+                            args.policy.as_deref(),
+                            &scenario,
+                        );
+                        let seeds = OutcomeSeeds {
+                            shown: &shown,
+                            spread: s,
+                        };
+                        let completed = result.outcome.is_completed();
+                        let (panel, end) = seeds.panel(first, completed, hint, |seed| {
+                            let run = run_streamed(
+                                &Wants {
+                                    items: 0,
+                                    trace: None,
+                                    chart: true,
+                                    chrome: None,
+                                    counters: false,
+                                },
+                                &scenario.with_run_seed(seed),
+                                &policy,
+                                &shown,
+                                window,
+                                &options,
+                            )?;
+                            let end = run.result.trace.end;
+                            let timeline = run
+                                .timeline
+                                .ok_or_else(|| anyhow::anyhow!("seed {seed}: no chart was made"))?;
+                            Ok((timeline, end))
+                        })?;
+                        let opts = self::chart_options(window, end.max(result.trace.end));
+                        render::html::render_html_outcomes(&[panel], &opts)?
+                    }
+                };
                 files.push((path, html.into_bytes()));
             }
         }
@@ -258,6 +293,100 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         // The summary said how the run ended.
         Err(Failure::Incomplete(None))
+    }
+}
+
+/// The panel title of a `--runs` run of seed `seed`: which of `s`'s
+/// outcomes it is (`outcome`, its index), or that it did not complete.
+pub(super) fn outcome_title(shown: &str, seed: u64, s: &Spread, outcome: Option<usize>) -> String {
+    match outcome {
+        Some(k) => format!(
+            "{shown} · seed {}: outcome {} of {} ({:.0} % of {} runs)",
+            seed,
+            k + 1,
+            s.outcomes.len(),
+            s.outcomes[k].share * 100.0,
+            s.runs
+        ),
+        None => format!("{shown} · seed {seed}: did not complete"),
+    }
+}
+
+/// One policy's `--runs N --html` panel: the run of each outcome drawn.
+pub(super) struct OutcomeSeeds<'a> {
+    /// The policy as shown.
+    pub shown: &'a str,
+    /// Its spread, from the first seed on.
+    pub spread: &'a Spread,
+}
+
+impl<'a> OutcomeSeeds<'a> {
+    /// The panel of the outcomes drawn ([`render::html::outcomes_drawn`]),
+    /// each the run of its seed, titled with its outcome: the first seed's
+    /// run `first` (`completed` or not) for its own outcome (the one whose
+    /// first seed it is), and for every other outcome the run of its seed
+    /// made by `simulate(seed)` (its timeline and end), on the first
+    /// seed's workload as `--runs` made it. A first run that did not
+    /// complete is a choice of its own, last. Also the latest end of the
+    /// runs simulated here.
+    pub fn panel(
+        &self,
+        first: Timeline,
+        completed: bool,
+        hint: String,
+        mut simulate: impl FnMut(u64) -> anyhow::Result<(Timeline, SimTime)>,
+    ) -> anyhow::Result<(render::html::OutcomePanel<'a>, SimTime)> {
+        let s = self.spread;
+        // The first seed is the smallest: each outcome's seed is its first,
+        // so the first seed's outcome is the one of that seed (which
+        // `outcome_of`, by figures alone, may not name when two outcomes'
+        // makespans are near).
+        let first_outcome = if completed {
+            s.outcomes
+                .iter()
+                .position(|o| o.seed == first.seed)
+                .or_else(|| s.outcome_of(first.busy_until().as_ms_f64(), first.max_threads()))
+        } else {
+            None
+        };
+        let titled = |k: Option<usize>, t: Timeline| {
+            let title = outcome_title(self.shown, t.seed, s, k);
+            (render::with_headline(&title, &t), t)
+        };
+        let mut first = Some(first);
+        let mut runs = Vec::new();
+        let mut outcomes = Vec::new();
+        let mut selected = 0;
+        let mut end = SimTime::ZERO;
+        for k in render::html::outcomes_drawn(s, first_outcome) {
+            if Some(k) == first_outcome
+                && let Some(t) = first.take()
+            {
+                selected = runs.len();
+                runs.push(titled(Some(k), t));
+            } else {
+                let (t, run_end) = simulate(s.outcomes[k].seed)?;
+                end = end.max(run_end);
+                runs.push(titled(Some(k), t));
+            }
+            outcomes.push(Some(k));
+        }
+        if let Some(t) = first {
+            selected = runs.len();
+            runs.push(titled(None, t));
+            outcomes.push(None);
+        }
+        Ok((
+            render::html::OutcomePanel {
+                name: self.shown.to_string(),
+                spread: s,
+                runs,
+                outcomes,
+                selected,
+                hint: Some(hint),
+            },
+            end,
+        ))
     }
 }
 

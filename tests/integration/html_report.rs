@@ -289,3 +289,263 @@ fn bad_html_paths_are_refused_like_every_output() {
     assert!(stderr(&o).contains("same file"), "{}", stderr(&o));
     assert!(!both.exists());
 }
+
+/// `run --runs 50 --html` of a scenario with three outcomes (one core:
+/// the gate's phase decides when the second and third threads come).
+const OUTCOMES_SCENARIO: &str = "scenarios/validation/one-core.toml";
+
+/// The page and the `--json` summary of `args` (a `run` or `compare`
+/// with `--runs`), written to `path`.
+fn runs_page(args: &[&str], path: &Path) -> (String, serde_json::Value) {
+    let mut all = args.to_vec();
+    all.extend(["--json", "--html", path.to_str().unwrap()]);
+    let o = poolsim(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = serde_json::from_slice(&o.stdout).unwrap();
+    (std::fs::read_to_string(path).unwrap(), json)
+}
+
+/// The run a choice of a picker draws: its own, or the page's panel.
+fn choice_panel<'a>(
+    v: &'a serde_json::Value,
+    panel: usize,
+    choice: &'a serde_json::Value,
+) -> &'a serde_json::Value {
+    if choice["panel"].is_null() {
+        &v["panels"][panel]
+    } else {
+        &choice["panel"]
+    }
+}
+
+/// `run SCENARIO --seed K --workload-seed S --json`: the run `--runs`
+/// made of seed K (and that `poolsim explain --seed K --workload-seed S`
+/// narrates): its makespan and peak.
+fn seed_run(scenario: &str, policy: &str, seed: u64, workload: u64) -> (f64, u64) {
+    let o = poolsim(&[
+        "run",
+        scenario,
+        "--policy",
+        policy,
+        "--seed",
+        &seed.to_string(),
+        "--workload-seed",
+        &workload.to_string(),
+        "--items",
+        "0",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (
+        v["makespan_ms"].as_f64().unwrap(),
+        v["threads_peak"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn runs_page_holds_a_run_of_each_outcome_and_the_picker() {
+    let dir = temp_dir("runs");
+    let path = dir.join("runs.html");
+    let args = ["run", OUTCOMES_SCENARIO, "--runs", "50", "--items", "0"];
+    let (html, summary) = runs_page(&args, &path);
+    let v = data(&html);
+    // The spread as the command line reports it.
+    let outcomes = summary["outcomes"].as_array().unwrap();
+    assert!(outcomes.len() > 1, "the scenario has several outcomes");
+    let first_seed = summary["first_seed"].as_u64().unwrap();
+    let first_outcome = summary["first_seed_outcome"].as_u64().unwrap() as usize;
+
+    let pickers = v["outcomes"].as_array().unwrap();
+    assert_eq!(pickers.len(), 1, "one panel, one picker");
+    let picker = &pickers[0];
+    assert_eq!(picker["runs"], 50);
+    assert_eq!(picker["first_seed"], first_seed);
+    assert_eq!(picker["outcomes"], outcomes.len());
+    assert_eq!(picker["left_out"]["outcomes"], 0);
+    let choices = picker["choices"].as_array().unwrap();
+    // One run per outcome, in the command line's order, with its figures.
+    assert_eq!(choices.len(), outcomes.len());
+    for (k, (c, o)) in choices.iter().zip(outcomes).enumerate() {
+        assert_eq!(c["outcome"], k + 1);
+        for key in ["share", "count", "makespan_ms", "threads_peak", "seed"] {
+            assert_eq!(c[key], o[key], "outcome {}: {key}", k + 1);
+        }
+    }
+    let shares: f64 = choices.iter().map(|c| c["share"].as_f64().unwrap()).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "the shares sum to {shares}");
+    // The first seed's outcome is the one drawn when the page opens: the
+    // page's panel, which no choice repeats.
+    let selected = picker["selected"].as_u64().unwrap() as usize;
+    assert_eq!(selected, first_outcome, "the first seed's outcome");
+    assert_eq!(choices[selected]["seed"], first_seed);
+    assert_eq!(choices[selected]["first"], true);
+    assert_eq!(v["panels"].as_array().unwrap().len(), 1);
+    assert_eq!(v["panels"][0]["seed"], first_seed);
+    for (i, c) in choices.iter().enumerate() {
+        assert_eq!(c["panel"].is_null(), i == selected, "choice {i}");
+    }
+    // Each run is its seed's, on the first seed's workload: `run --seed K
+    // --workload-seed S` gives it again, within its outcome.
+    let policy = v["panels"][0]["policy"].as_str().unwrap().to_string();
+    let mut seeds = Vec::new();
+    for c in choices {
+        let p = choice_panel(&v, 0, c);
+        let seed = c["seed"].as_u64().unwrap();
+        seeds.push(seed);
+        assert_eq!(p["seed"], seed);
+        assert_eq!(p["max_threads"], c["threads_peak"]);
+        assert!(
+            p["name"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("seed {seed}: outcome {} of", c["outcome"])),
+            "{}",
+            p["name"]
+        );
+        let (makespan, peak) = seed_run(OUTCOMES_SCENARIO, &policy, seed, first_seed);
+        let outcome_ms = c["makespan_ms"].as_f64().unwrap();
+        assert_eq!(peak, c["threads_peak"].as_u64().unwrap(), "seed {seed}");
+        assert!(
+            (makespan - outcome_ms).abs() <= poolsim::spread::SAME_OUTCOME * outcome_ms,
+            "seed {seed}: {makespan} ms, its outcome {outcome_ms} ms"
+        );
+        assert_eq!(c["run_makespan_ms"].as_f64(), Some(makespan), "seed {seed}");
+    }
+    seeds.sort_unstable();
+    seeds.dedup();
+    assert_eq!(seeds.len(), choices.len(), "a seed per outcome");
+    // One time axis: the latest run's end.
+    let ends: Vec<u64> = choices
+        .iter()
+        .map(|c| choice_panel(&v, 0, c)["end"].as_u64().unwrap())
+        .collect();
+    assert_eq!(v["end"].as_u64(), ends.iter().max().copied());
+    // The picker: a radio button per outcome, the first seed's checked,
+    // each saying its share and figures; the hint names the workload.
+    let radios = html
+        .matches("<input type=\"radio\" name=\"outcome-0\"")
+        .count();
+    assert_eq!(radios, choices.len());
+    assert_eq!(html.matches(" checked>").count(), 1);
+    assert!(html.contains(&format!(
+        "value=\"{selected}\" data-outcome=\"{}\" autocomplete=\"off\" checked>",
+        first_outcome + 1
+    )));
+    for c in choices {
+        let label = c["label"].as_str().unwrap();
+        assert!(html.contains(label), "{label}");
+        assert!(label.starts_with(&format!(
+            "outcome {} of {} · ",
+            c["outcome"],
+            outcomes.len()
+        )));
+        assert!(label.contains(" of 50 runs · "), "{label}");
+    }
+    assert!(html.contains(&format!("--workload-seed {first_seed}")));
+    assert!(html.contains("PoolsimReport") && html.contains("fieldset.outcomes"));
+    // The same command gives the same bytes.
+    let again = runs_page(&args, &dir.join("again.html")).0;
+    assert!(html == again, "two --runs pages differ");
+}
+
+#[test]
+fn runs_page_draws_at_most_eight_outcomes_and_says_what_it_left_out() {
+    let dir = temp_dir("runs-many");
+    // From seed 11, delay-wait-burst has 11 outcomes; seed 11's own is
+    // the tenth.
+    let args = [
+        "run",
+        "scenarios/validation/delay-wait-burst.toml",
+        "--seed",
+        "11",
+        "--runs",
+        "50",
+        "--items",
+        "0",
+    ];
+    let (html, summary) = runs_page(&args, &dir.join("many.html"));
+    let v = data(&html);
+    let outcomes = summary["outcomes"].as_array().unwrap();
+    assert!(outcomes.len() > 8, "{} outcomes", outcomes.len());
+    let picker = &v["outcomes"][0];
+    let choices = picker["choices"].as_array().unwrap();
+    assert_eq!(choices.len(), 8);
+    // The first seed's outcome is among them, drawn at load.
+    let selected = &choices[picker["selected"].as_u64().unwrap() as usize];
+    assert_eq!(selected["seed"], 11);
+    let drawn: Vec<u64> = choices
+        .iter()
+        .map(|c| c["outcome"].as_u64().unwrap())
+        .collect();
+    let first = selected["outcome"].as_u64().unwrap();
+    assert!(first > 8, "seed 11 is outcome {first}");
+    assert_eq!(drawn[..7], [1, 2, 3, 4, 5, 6, 7]);
+    // The rest are counted, and the page says so.
+    let left: Vec<&serde_json::Value> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| !drawn.contains(&(*k as u64 + 1)))
+        .map(|(_, o)| o)
+        .collect();
+    let left_runs: u64 = left.iter().map(|o| o["count"].as_u64().unwrap()).sum();
+    assert_eq!(picker["left_out"]["outcomes"], left.len());
+    assert_eq!(picker["left_out"]["runs"], left_runs);
+    assert!(
+        html.contains(&format!(
+            "{} less common outcomes ({left_runs} runs) are left out of this page.",
+            left.len()
+        )),
+        "the page says what it left out"
+    );
+}
+
+#[test]
+fn compare_runs_page_has_a_picker_per_policy() {
+    let dir = temp_dir("compare-runs");
+    let args = [
+        "compare",
+        OUTCOMES_SCENARIO,
+        "-p",
+        "net-classic",
+        "-p",
+        "net8",
+        "--runs",
+        "20",
+    ];
+    let (html, summary) = runs_page(&args, &dir.join("c.html"));
+    let v = data(&html);
+    let pickers = v["outcomes"].as_array().unwrap();
+    assert_eq!(pickers.len(), 2);
+    assert_eq!(v["panels"].as_array().unwrap().len(), 2);
+    for (i, (picker, s)) in pickers.iter().zip(summary.as_array().unwrap()).enumerate() {
+        assert_eq!(picker["name"], s["policy"]);
+        let outcomes = s["outcomes"].as_array().unwrap();
+        let choices = picker["choices"].as_array().unwrap();
+        assert_eq!(choices.len(), outcomes.len(), "{}", picker["name"]);
+        for (c, o) in choices.iter().zip(outcomes) {
+            assert_eq!(c["seed"], o["seed"]);
+            assert_eq!(c["share"], o["share"]);
+            let p = choice_panel(&v, i, c);
+            assert_eq!(p["policy"], s["policy"]);
+            assert_eq!(p["seed"], o["seed"]);
+            assert_eq!(p["max_threads"], o["threads_peak"]);
+        }
+        let selected = &choices[picker["selected"].as_u64().unwrap() as usize];
+        assert_eq!(selected["seed"], v["panels"][i]["seed"]);
+        assert_eq!(selected["first"], true);
+        assert_eq!(
+            html.matches(&format!("name=\"outcome-{i}\"")).count(),
+            choices.len()
+        );
+    }
+    assert!(pickers[0]["choices"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn a_page_without_runs_has_no_picker() {
+    let dir = temp_dir("no-runs");
+    let html = run_html(&dir.join("one.html"), &[]);
+    assert!(data(&html).get("outcomes").is_none());
+    assert!(!html.contains("id=\"outcomes\"") && !html.contains("fieldset.outcomes"));
+}

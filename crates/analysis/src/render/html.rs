@@ -33,6 +33,15 @@
 //! of thread lanes have budgets of their own, and the page says what it
 //! left out. A run of 100,000 items stays well under 10 MB.
 //!
+//! `run --runs N --html` ([`render_html_outcomes`]): the page holds the run
+//! of each outcome of the N seeds (at most [`OUTCOME_BUDGET`] a policy), and
+//! radio buttons above the chart, the outcomes with their shares and
+//! figures, choose the one drawn (`html/outcomes.js`, which draws the data
+//! again with that run; `#outcome=K` opens on one). The segment budget is
+//! the page's, over all its runs, and the others are shared out among them.
+//! Its style and script are only in such a page: every other keeps its
+//! bytes.
+//!
 //! The output is a pure function of the timelines and the window: no
 //! timestamp, no random id, so the same run gives the same bytes.
 
@@ -50,6 +59,8 @@ use super::gantt::{ChartOptions, bar_fill, checked_window};
 use super::raster::{PHASES, phase_index};
 use super::style;
 use super::timeline::{Lane, Segment, SegmentSource, Timeline};
+use crate::output::human_ms;
+use crate::spread::Spread;
 
 /// The page's style sheet and script, inlined into every report.
 const PAGE_CSS: &str = include_str!("html/report.css");
@@ -57,6 +68,10 @@ const PAGE_JS: &str = include_str!("html/report.js");
 /// Installed before the page's script, so even its errors are reported in
 /// the page (the `data-error` attribute and the `#error` box).
 const ERROR_JS: &str = include_str!("html/error.js");
+/// The outcome picker's style and script, only in a page that has one
+/// (`run --runs N --html`): the pages without it keep their bytes.
+const OUTCOMES_CSS: &str = include_str!("html/outcomes.css");
+const OUTCOMES_JS: &str = include_str!("html/outcomes.js");
 
 /// The most segments a report keeps exactly (over all its runs); past it
 /// they are merged per time step.
@@ -82,9 +97,6 @@ pub fn render_html(
     opts: &ChartOptions,
 ) -> Result<String, RenderError> {
     let json = report_data(timelines, opts)?;
-    // `<` only occurs inside JSON strings, where `\u003c` means the same:
-    // the block can then never close the script element early.
-    let json = json.replace('<', "\\u003c");
     let names: Vec<&str> = timelines
         .iter()
         .map(|(title, t)| first_line(title, t))
@@ -94,23 +106,41 @@ pub fn render_html(
         timelines[0].1.scenario,
         names.join(" vs ")
     );
+    Ok(page(&title, &json, None))
+}
+
+/// The page around a report's data: its style, script and markup, with
+/// the outcome picker's (`extra`: its markup) when it has one.
+fn page(title: &str, json: &str, extra: Option<&str>) -> String {
+    // `<` only occurs inside JSON strings, where `\u003c` means the same:
+    // the block can then never close the script element early.
+    let json = json.replace('<', "\\u003c");
     let mut out = String::with_capacity(json.len() + PAGE_JS.len() + PAGE_CSS.len() + 4096);
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     out.push_str("<meta name=\"generator\" content=\"poolsim\">\n");
-    out.push_str(&format!("<title>{}</title>\n", escape(&title)));
+    out.push_str(&format!("<title>{}</title>\n", escape(title)));
     out.push_str("<style>\n");
     out.push_str(PAGE_CSS);
+    if extra.is_some() {
+        out.push_str(OUTCOMES_CSS);
+    }
     out.push_str("</style>\n<script>\n");
     out.push_str(ERROR_JS);
     out.push_str("</script>\n</head>\n<body>\n");
-    out.push_str(&body(&title));
+    out.push_str(&body(title, extra.unwrap_or("")));
     out.push_str("<script type=\"application/json\" id=\"poolsim-data\">");
     out.push_str(&json);
     out.push_str("</script>\n<script>\n");
     out.push_str(PAGE_JS);
-    out.push_str("</script>\n</body>\n</html>\n");
-    Ok(out)
+    out.push_str("</script>\n");
+    if extra.is_some() {
+        out.push_str("<script>\n");
+        out.push_str(OUTCOMES_JS);
+        out.push_str("</script>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
 }
 
 /// The data [`render_html`]'s page draws, as JSON (the page's
@@ -127,76 +157,492 @@ pub fn report_data(
         return Err(RenderError::Empty);
     }
     let (run_end, window) = checked_window(timelines, opts)?;
-    let window = window.map(|(from, to)| (from.as_nanos(), to.as_nanos()));
-    let end = run_end.as_nanos().max(1);
-
-    // Groups in order of first appearance over the panels, as the PNG's
-    // legend colours them.
-    let mut group_names: Vec<String> = Vec::new();
-    for (_, t) in timelines {
-        for g in &t.groups {
-            if !group_names.contains(g) {
-                group_names.push(g.clone());
-            }
-        }
-    }
-    let groups: Vec<GroupStyle> = group_names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| GroupStyle::of(name.clone(), style::group_color(i)))
-        .collect();
-
-    // One merge step for every panel: they share the time axis.
-    let total: usize = timelines.iter().map(|(_, t)| t.segment_count()).sum();
-    let resolution = if total <= SEGMENT_BUDGET {
-        0
-    } else {
-        let mut r = (end / STEPS).max(1);
-        loop {
-            let kept: usize = timelines
-                .iter()
-                .flat_map(|(_, t)| &t.lanes)
-                .map(|l| merge_lane(&l.segments, r).len())
-                .sum();
-            if kept <= SEGMENT_BUDGET {
-                break r;
-            }
-            r = r.saturating_mul(2);
-        }
-    };
-
+    let all: Vec<&Timeline> = timelines.iter().map(|(_, t)| t).collect();
+    let frame = Frame::of(&all, run_end, window);
     let panels: Vec<PanelData<'_>> = timelines
         .iter()
-        .map(|(title, t)| PanelData::of(title, t, &group_names, resolution, window))
+        .map(|(title, t)| PanelData::of(title, t, &frame, Budgets::FULL))
         .collect();
-    let page = Page {
-        format: 1,
-        end,
-        window,
-        phases: PHASES
-            .iter()
-            .map(|&p| PhaseStyle {
-                name: p.name(),
-                label: style::phase_label(p),
-            })
-            .collect(),
-        reasons: style::REASONS
-            .iter()
-            .map(|&r| ReasonStyle {
-                name: r.name(),
-                color: hex(style::reason_color(r)),
-            })
-            .collect(),
-        groups,
-        internal: GroupStyle::of(String::new(), style::INTERNAL),
-        colors: Colors::new(),
-        panels,
+    to_json(&frame.page(panels, None))
+}
+
+/// The most outcomes of one policy a `--runs N --html` page draws (each is
+/// one run in the page, within the page's budgets); the page counts the
+/// rest.
+pub const OUTCOME_BUDGET: usize = 8;
+
+/// One policy's runs for a `--runs N --html` page: the run of each outcome
+/// drawn ([`outcomes_drawn`]: its seed's run), and the picker above the
+/// chart that chooses which one is drawn.
+pub struct OutcomePanel<'a> {
+    /// The policy, as the picker names it.
+    pub name: String,
+    /// The spread the outcomes are of.
+    pub spread: &'a Spread,
+    /// The runs, in the picker's order, each with its panel title (as
+    /// [`render_html`]'s).
+    pub runs: Vec<(String, Timeline)>,
+    /// Per run, the outcome it is (its index in the spread's `outcomes`);
+    /// `None`: a run that did not complete (the first seed's).
+    pub outcomes: Vec<Option<usize>>,
+    /// The run drawn when the page opens (an index into `runs`): the first
+    /// seed's.
+    pub selected: usize,
+    /// The command that narrates one outcome's run (`K`: its seed).
+    pub hint: Option<String>,
+}
+
+/// Which of `spread`'s outcomes a page draws: the [`OUTCOME_BUDGET`] most
+/// common, in the spread's order, `first` (the first seed's outcome) always
+/// among them.
+pub fn outcomes_drawn(spread: &Spread, first: Option<usize>) -> Vec<usize> {
+    let n = spread.outcomes.len();
+    let mut keep: Vec<usize> = (0..n.min(OUTCOME_BUDGET)).collect();
+    if let Some(k) = first
+        && k < n
+        && !keep.contains(&k)
+    {
+        keep.pop();
+        keep.push(k);
+    }
+    keep
+}
+
+/// A `--runs N --html` page: [`render_html`]'s, with each policy's runs of
+/// its outcomes and a picker above the chart (the outcomes with their
+/// shares and figures) that chooses which is drawn, on one time axis kept
+/// from one to the other; the URL's `#outcome=K` (`p1.K` for the second
+/// policy) opens on outcome `K`. [`SEGMENT_BUDGET`] is over every run of
+/// the page, and the other budgets are shared out among them. Errors as
+/// [`render_html`]'s; [`RenderError::Empty`] when a policy has no run.
+pub fn render_html_outcomes(
+    panels: &[OutcomePanel<'_>],
+    opts: &ChartOptions,
+) -> Result<String, RenderError> {
+    let json = outcome_report_data(panels, opts)?;
+    let names: Vec<&str> = panels.iter().map(|p| p.name.as_str()).collect();
+    let title = format!(
+        "poolsim: {} · {} · the outcomes of {} runs",
+        panels[0].runs[0].1.scenario,
+        names.join(" vs "),
+        thousands(panels[0].spread.runs as u64)
+    );
+    Ok(page(&title, &json, Some(&picker_markup(panels))))
+}
+
+/// The data of [`render_html_outcomes`]'s page, as [`report_data`]'s: its
+/// `panels` are the runs drawn when the page opens, and `outcomes` has,
+/// per panel, the choices, each with its figures and its run (`panel`;
+/// `null` for the one `panels` holds).
+pub fn outcome_report_data(
+    panels: &[OutcomePanel<'_>],
+    opts: &ChartOptions,
+) -> Result<String, RenderError> {
+    if panels.is_empty() || panels.iter().any(|p| p.runs.is_empty()) {
+        return Err(RenderError::Empty);
+    }
+    if let Some(p) = panels
+        .iter()
+        .find(|p| p.outcomes.len() != p.runs.len() || p.selected >= p.runs.len())
+    {
+        return Err(RenderError::Draw(format!(
+            "{}: {} runs, {} outcomes, run {} drawn",
+            p.name,
+            p.runs.len(),
+            p.outcomes.len(),
+            p.selected
+        )));
+    }
+    // The window's checks against the latest run of the page.
+    let latest = panels
+        .iter()
+        .max_by_key(|p| p.runs.iter().map(|(_, t)| t.end).max())
+        .unwrap_or(&panels[0]);
+    let (run_end, window) = checked_window(&latest.runs, opts)?;
+    let all: Vec<&Timeline> = panels
+        .iter()
+        .flat_map(|p| p.runs.iter().map(|(_, t)| t))
+        .collect();
+    let frame = Frame::of(&all, run_end, window);
+    let budgets = Budgets::shared(all.len());
+    let drawn: Vec<PanelData<'_>> = panels
+        .iter()
+        .map(|p| {
+            let (title, t) = &p.runs[p.selected];
+            PanelData::of(title, t, &frame, budgets)
+        })
+        .collect();
+    let pickers: Vec<OutcomePicker<'_>> = panels
+        .iter()
+        .map(|p| {
+            let s = p.spread;
+            let drawn_outcomes: Vec<usize> = p.outcomes.iter().flatten().copied().collect();
+            let left_out: Vec<&crate::spread::OutcomeShare> = s
+                .outcomes
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !drawn_outcomes.contains(k))
+                .map(|(_, o)| o)
+                .collect();
+            OutcomePicker {
+                name: &p.name,
+                runs: s.runs,
+                first_seed: s.first_seed,
+                incomplete: s.incomplete,
+                outcomes: s.outcomes.len(),
+                selected: p.selected,
+                left_out: OutcomesLeftOut {
+                    outcomes: left_out.len(),
+                    runs: left_out.iter().map(|o| o.count).sum(),
+                },
+                hint: p.hint.as_deref(),
+                choices: p
+                    .runs
+                    .iter()
+                    .zip(&p.outcomes)
+                    .enumerate()
+                    .map(|(ci, ((title, t), &k))| {
+                        let o = k.and_then(|k| s.outcomes.get(k));
+                        ChoiceData {
+                            outcome: k.map(|k| k + 1),
+                            share: o.map(|o| o.share),
+                            count: o.map_or(s.incomplete, |o| o.count),
+                            makespan_ms: o.map(|o| o.makespan_ms),
+                            threads_peak: o.map(|o| o.threads_peak),
+                            run_makespan_ms: own_makespan(s, t.seed),
+                            seed: t.seed,
+                            first: t.seed == s.first_seed,
+                            label: choice_label(s, k, t.seed),
+                            panel: (ci != p.selected)
+                                .then(|| PanelData::of(title, t, &frame, budgets)),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    to_json(&frame.page(drawn, Some(pickers)))
+}
+
+/// A share as the picker says it, to a tenth as `run --runs` does:
+/// "58 %", "42.5 %".
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+/// The runs a share is of: every run, or the completed ones.
+fn runs_counted(s: &Spread) -> String {
+    if s.incomplete == 0 {
+        format!("{} runs", thousands(s.runs as u64))
+    } else {
+        format!(
+            "{} completed runs",
+            thousands((s.runs - s.incomplete) as u64)
+        )
+    }
+}
+
+/// The makespan of the run of `seed` among the spread's, if it completed.
+fn own_makespan(s: &Spread, seed: u64) -> Option<f64> {
+    s.per_run
+        .iter()
+        .find(|r| r.seed == seed && r.completed)
+        .map(|r| r.makespan_ms)
+}
+
+/// A choice of the picker: "outcome 2 of 3 · 30 % of 50 runs · 4.87 s,
+/// peak 3 threads · seed 8 (the first seed)". The outcome's makespan is
+/// its runs' median: the seed's own run, when it says another, follows.
+fn choice_label(s: &Spread, outcome: Option<usize>, seed: u64) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    if seed == s.first_seed {
+        notes.push("the first seed".into());
+    }
+    match outcome.and_then(|k| s.outcomes.get(k).map(|o| (k, o))) {
+        Some((k, o)) => {
+            let median = human_ms(o.makespan_ms);
+            if let Some(own) = own_makespan(s, seed).map(human_ms)
+                && own != median
+            {
+                notes.push(format!("its run {own}"));
+            }
+            let notes = if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join("; "))
+            };
+            format!(
+                "outcome {} of {} · {} of {} · {median}, peak {} threads · seed {seed}{notes}",
+                k + 1,
+                s.outcomes.len(),
+                percent(o.share),
+                runs_counted(s),
+                o.threads_peak,
+            )
+        }
+        None => format!(
+            "seed {seed}{}: did not complete · {} of {} runs did not complete",
+            if notes.is_empty() {
+                ""
+            } else {
+                " (the first seed)"
+            },
+            thousands(s.incomplete as u64),
+            thousands(s.runs as u64)
+        ),
+    }
+}
+
+/// The pickers' markup, above the charts: per policy a group of radio
+/// buttons, one per run, each with its outcome's share as a bar.
+fn picker_markup(panels: &[OutcomePanel<'_>]) -> String {
+    let mut out =
+        String::from("<section id=\"outcomes\" aria-label=\"Outcomes over the seeds\">\n");
+    for (i, p) in panels.iter().enumerate() {
+        let s = p.spread;
+        let n = s.outcomes.len();
+        out.push_str(&format!(
+            "<fieldset class=\"outcomes\" id=\"outcomes-{i}\" data-panel=\"{i}\">\n<legend>{}: {} distinct outcome{} over {} runs (seeds {} to {}): pick the one to draw</legend>\n<div class=\"choices\">\n",
+            escape(&p.name),
+            thousands(n as u64),
+            if n == 1 { "" } else { "s" },
+            thousands(s.runs as u64),
+            s.first_seed,
+            s.first_seed.wrapping_add(s.runs.max(1) as u64 - 1),
+        ));
+        for (ci, ((_, t), &k)) in p.runs.iter().zip(&p.outcomes).enumerate() {
+            let share = k.and_then(|k| s.outcomes.get(k)).map_or(0.0, |o| o.share);
+            out.push_str(&format!(
+                "<label class=\"outcome\"><input type=\"radio\" name=\"outcome-{i}\" value=\"{ci}\" data-outcome=\"{}\" autocomplete=\"off\"{}><span class=\"share\" aria-hidden=\"true\"><span style=\"width:{:.1}%\"></span></span><span class=\"text\">{}</span></label>\n",
+                k.map_or_else(|| "incomplete".to_string(), |k| (k + 1).to_string()),
+                if ci == p.selected { " checked" } else { "" },
+                share * 100.0,
+                escape(&choice_label(s, k, t.seed)),
+            ));
+        }
+        out.push_str("</div>\n<p class=\"outcome-note\">");
+        let drawn: Vec<usize> = p.outcomes.iter().flatten().copied().collect();
+        let rest: Vec<usize> = (0..n).filter(|k| !drawn.contains(k)).collect();
+        if !rest.is_empty() {
+            let runs: usize = rest.iter().map(|&k| s.outcomes[k].count).sum();
+            out.push_str(&format!(
+                "{} less common outcome{} ({} run{}) {} left out of this page. ",
+                thousands(rest.len() as u64),
+                if rest.len() == 1 { "" } else { "s" },
+                thousands(runs as u64),
+                if runs == 1 { "" } else { "s" },
+                if rest.len() == 1 { "is" } else { "are" },
+            ));
+        }
+        if s.incomplete > 0 && !p.outcomes.contains(&None) {
+            out.push_str(&format!(
+                "{} of the runs did not complete and are in no outcome. ",
+                thousands(s.incomplete as u64)
+            ));
+        }
+        out.push_str(
+            "Tab to the choices, <kbd>↑</kbd> <kbd>↓</kbd> to pick; the address's <code>#outcome=K</code> opens outcome K.",
+        );
+        if let Some(hint) = &p.hint {
+            out.push_str(&format!(
+                " Why an outcome: <code>{}</code> (K: its seed).",
+                escape(hint)
+            ));
+        }
+        out.push_str("</p>\n</fieldset>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+#[derive(Serialize)]
+struct OutcomePicker<'a> {
+    /// The policy.
+    name: &'a str,
+    runs: usize,
+    first_seed: u64,
+    incomplete: usize,
+    /// The distinct outcomes over the runs, drawn or not.
+    outcomes: usize,
+    /// The choice drawn when the page opens (the page's panel).
+    selected: usize,
+    left_out: OutcomesLeftOut,
+    hint: Option<&'a str>,
+    choices: Vec<ChoiceData<'a>>,
+}
+
+/// The outcomes (and their runs) the page does not draw.
+#[derive(Serialize)]
+struct OutcomesLeftOut {
+    outcomes: usize,
+    runs: usize,
+}
+
+#[derive(Serialize)]
+struct ChoiceData<'a> {
+    /// The outcome's number as `run --runs` prints it (1: the most common);
+    /// null: a run that did not complete.
+    outcome: Option<usize>,
+    /// Of the completed runs.
+    share: Option<f64>,
+    /// Its runs (a run that did not complete: every such run).
+    count: usize,
+    /// The outcome's median makespan and its peak (the run's own are
+    /// within [`crate::spread::SAME_OUTCOME`] of it, and the same).
+    makespan_ms: Option<f64>,
+    threads_peak: Option<u32>,
+    /// The makespan of this run (of its seed), when it completed.
+    run_makespan_ms: Option<f64>,
+    /// The run's seed: the outcome's first.
+    seed: u64,
+    /// Whether it is the first seed's run.
+    first: bool,
+    label: String,
+    /// The run; null for the one the page's `panels` hold.
+    panel: Option<PanelData<'a>>,
+}
+
+/// What every panel of a page shares: the time axis, the window, the
+/// groups' colours and the merge step.
+struct Frame {
+    /// The shared time axis ends here (ns).
+    end: u64,
+    window: Option<(u64, u64)>,
+    /// Groups in order of first appearance over the runs.
+    group_names: Vec<String>,
+    /// The merge step of the segments in ns; 0: exact.
+    resolution: u64,
+}
+
+impl Frame {
+    /// The frame of `timelines` (every run the page holds), which end at
+    /// `run_end`, opening on `window`.
+    fn of(timelines: &[&Timeline], run_end: SimTime, window: Option<(SimTime, SimTime)>) -> Frame {
+        let window = window.map(|(from, to)| (from.as_nanos(), to.as_nanos()));
+        let end = run_end.as_nanos().max(1);
+
+        // Groups in order of first appearance over the panels, as the PNG's
+        // legend colours them.
+        let mut group_names: Vec<String> = Vec::new();
+        for t in timelines {
+            for g in &t.groups {
+                if !group_names.contains(g) {
+                    group_names.push(g.clone());
+                }
+            }
+        }
+
+        // One merge step for every run: they share the time axis, and the
+        // budget is the page's.
+        let total: usize = timelines.iter().map(|t| t.segment_count()).sum();
+        let resolution = if total <= SEGMENT_BUDGET {
+            0
+        } else {
+            let mut r = (end / STEPS).max(1);
+            loop {
+                let kept: usize = timelines
+                    .iter()
+                    .flat_map(|t| &t.lanes)
+                    .map(|l| merge_lane(&l.segments, r).len())
+                    .sum();
+                if kept <= SEGMENT_BUDGET {
+                    break r;
+                }
+                r = r.saturating_mul(2);
+            }
+        };
+        Frame {
+            end,
+            window,
+            group_names,
+            resolution,
+        }
+    }
+
+    fn page<'a>(
+        &self,
+        panels: Vec<PanelData<'a>>,
+        outcomes: Option<Vec<OutcomePicker<'a>>>,
+    ) -> Page<'a> {
+        Page {
+            format: 1,
+            end: self.end,
+            window: self.window,
+            phases: PHASES
+                .iter()
+                .map(|&p| PhaseStyle {
+                    name: p.name(),
+                    label: style::phase_label(p),
+                })
+                .collect(),
+            reasons: style::REASONS
+                .iter()
+                .map(|&r| ReasonStyle {
+                    name: r.name(),
+                    color: hex(style::reason_color(r)),
+                })
+                .collect(),
+            groups: self
+                .group_names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| GroupStyle::of(name.clone(), style::group_color(i)))
+                .collect(),
+            internal: GroupStyle::of(String::new(), style::INTERNAL),
+            colors: Colors::new(),
+            panels,
+            outcomes,
+        }
+    }
+}
+
+fn to_json(page: &Page<'_>) -> Result<String, RenderError> {
+    serde_json::to_string(page).map_err(|e| RenderError::Draw(format!("the report's data: {e}")))
+}
+
+/// How much of each run a page keeps, past [`SEGMENT_BUDGET`] (which is
+/// the page's): a page of one run (or of `compare`'s few) keeps the whole
+/// budgets for each; a page of `--runs`' outcomes shares them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Budgets {
+    series: usize,
+    decisions: usize,
+    whys: usize,
+    /// What a lane past `whys` says instead of its sentence (none: the
+    /// page's script says a run has more than [`WHY_BUDGET`] threads).
+    why_left_out: Option<&'static str>,
+}
+
+impl Budgets {
+    const FULL: Budgets = Budgets {
+        series: SERIES_BUDGET,
+        decisions: DECISION_BUDGET,
+        whys: WHY_BUDGET,
+        why_left_out: None,
     };
-    serde_json::to_string(&page).map_err(|e| RenderError::Draw(format!("the report's data: {e}")))
+
+    /// The budgets of each of `runs` runs that share one page's.
+    fn shared(runs: usize) -> Budgets {
+        let runs = runs.max(1);
+        Budgets {
+            series: (SERIES_BUDGET / runs).max(64),
+            decisions: (DECISION_BUDGET / runs).max(64),
+            whys: (WHY_BUDGET / runs).max(64),
+            why_left_out: Some(
+                "left out of this page, whose runs share the 4,096 sentences it keeps \
+                 (poolsim explain --seed K tells every thread's)",
+            ),
+        }
+    }
 }
 
 /// The page's fixed markup; the script fills the panels, legend and tables.
-fn body(title: &str) -> String {
+fn body(title: &str, extra: &str) -> String {
     format!(
         r#"<header>
 <h1>{title}</h1>
@@ -213,7 +659,7 @@ fn body(title: &str) -> String {
 <span id="range" aria-live="polite"></span>
 </nav>
 <p class="keys">Keys: <kbd>+</kbd> <kbd>−</kbd> zoom · <kbd>←</kbd> <kbd>→</kbd> pan · <kbd>0</kbd> the whole run · on a chart (<kbd>Tab</kbd> to it): <kbd>↑</kbd> <kbd>↓</kbd> a thread and why it exists · <kbd>[</kbd> <kbd>]</kbd> its bars · <kbd>n</kbd> <kbd>p</kbd> the pool's decisions · <kbd>Esc</kbd> hides the tooltip. Mouse: wheel zooms, drag pans.</p>
-<main id="panels"></main>
+{extra}<main id="panels"></main>
 <section id="legend" aria-label="Legend"></section>
 <section id="tables"></section>
 <output id="summary" aria-live="polite"></output>
@@ -269,6 +715,9 @@ struct Page<'a> {
     internal: GroupStyle,
     colors: Colors,
     panels: Vec<PanelData<'a>>,
+    /// `--runs`: per panel, the outcomes to pick from (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcomes: Option<Vec<OutcomePicker<'a>>>,
 }
 
 #[derive(Serialize)]
@@ -446,13 +895,9 @@ struct GoalData<'a> {
 }
 
 impl<'a> PanelData<'a> {
-    fn of(
-        title: &'a str,
-        t: &'a Timeline,
-        group_names: &[String],
-        resolution: u64,
-        window: Option<(u64, u64)>,
-    ) -> PanelData<'a> {
+    fn of(title: &'a str, t: &'a Timeline, frame: &Frame, budgets: Budgets) -> PanelData<'a> {
+        let (group_names, resolution, window) =
+            (&frame.group_names, frame.resolution, frame.window);
         let name = first_line(title, t);
         let headline = title
             .split_once('\n')
@@ -470,12 +915,13 @@ impl<'a> PanelData<'a> {
             .lanes
             .iter()
             .map(|lane| {
-                let why = lane.why.as_deref().filter(|_| {
+                let mut why = lane.why.as_deref().filter(|_| {
                     whys += 1;
-                    whys <= WHY_BUDGET
+                    whys <= budgets.whys
                 });
                 if lane.why.is_some() && why.is_none() {
                     left_out.whys += 1;
+                    why = budgets.why_left_out;
                 }
                 LaneData {
                     thread: lane.thread,
@@ -523,7 +969,7 @@ impl<'a> PanelData<'a> {
                 )
             })
             .collect();
-        let counts = thin_series(&counts, end);
+        let counts = thin_series(&counts, end, budgets.series);
         left_out.thread_points = t.threads.len() - counts.len();
         let mut threads = Vec::with_capacity(counts.len() * 3);
         let mut last = 0u64;
@@ -536,7 +982,7 @@ impl<'a> PanelData<'a> {
             .iter()
             .map(|q| (q.at.as_nanos(), q.queued as i64, 0))
             .collect();
-        let queued = thin_series(&queued, end);
+        let queued = thin_series(&queued, end, budgets.series);
         left_out.queue_points = t.queue.len() - queued.len();
         let mut queue = Vec::with_capacity(queued.len() * 2);
         let mut last = 0u64;
@@ -544,7 +990,7 @@ impl<'a> PanelData<'a> {
             queue.extend([(at - last) as i64, n]);
             last = at;
         }
-        let probes_kept = thin_probes(t, end);
+        let probes_kept = thin_probes(t, end, budgets.series);
         left_out.probes = t.probes.len() - probes_kept.len();
         let mut probes = Vec::with_capacity(probes_kept.len() * 2);
         let mut last = 0u64;
@@ -557,7 +1003,7 @@ impl<'a> PanelData<'a> {
             .iter()
             .filter(|d| row_of(d.kind).is_some())
             .collect();
-        let kept = pick_decisions(&marks);
+        let kept = pick_decisions(&marks, budgets.decisions);
         left_out.decisions = marks.len() - kept.len();
         let decisions = kept
             .into_iter()
@@ -575,7 +1021,7 @@ impl<'a> PanelData<'a> {
                 text: &d.text,
             })
             .collect();
-        let goal_step = t.goals.len().div_ceil(DECISION_BUDGET).max(1);
+        let goal_step = t.goals.len().div_ceil(budgets.decisions).max(1);
         let goals: Vec<GoalData<'a>> = t
             .goals
             .iter()
@@ -679,27 +1125,28 @@ fn level_of(d: &DecisionMark) -> u8 {
     }
 }
 
-/// At most [`DECISION_BUDGET`] decisions, the strongest first, in time
-/// order.
-fn pick_decisions<'a>(marks: &[&'a DecisionMark]) -> Vec<&'a DecisionMark> {
-    if marks.len() <= DECISION_BUDGET {
+/// At most `budget` decisions ([`DECISION_BUDGET`] for a page of one
+/// run), the strongest first, in time order.
+fn pick_decisions<'a>(marks: &[&'a DecisionMark], budget: usize) -> Vec<&'a DecisionMark> {
+    if marks.len() <= budget {
         return marks.to_vec();
     }
     let mut order: Vec<usize> = (0..marks.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(level_of(marks[i])), i));
-    order.truncate(DECISION_BUDGET);
+    order.truncate(budget);
     order.sort_unstable();
     order.into_iter().map(|i| marks[i]).collect()
 }
 
-/// A step series of `(at, value, other)` within [`SERIES_BUDGET`] points:
-/// past it, per time step, the first, lowest and highest (of either
-/// value) and last points, in time order.
-fn thin_series(points: &[(u64, i64, i64)], end: u64) -> Vec<(u64, i64, i64)> {
-    if points.len() <= SERIES_BUDGET {
+/// A step series of `(at, value, other)` within `budget` points
+/// ([`SERIES_BUDGET`] for a page of one run): past it, per time step, the
+/// first, lowest and highest (of either value) and last points, in time
+/// order.
+fn thin_series(points: &[(u64, i64, i64)], end: u64, budget: usize) -> Vec<(u64, i64, i64)> {
+    if points.len() <= budget {
         return points.to_vec();
     }
-    let mut step = (end / (SERIES_BUDGET as u64 / 8)).max(1);
+    let mut step = (end / (budget as u64 / 8).max(1)).max(1);
     loop {
         let mut out: Vec<(u64, i64, i64)> = Vec::new();
         let mut i = 0;
@@ -734,16 +1181,16 @@ fn thin_series(points: &[(u64, i64, i64)], end: u64) -> Vec<(u64, i64, i64)> {
             out.extend(keep.into_iter().map(|k| slice[k]));
             i = j;
         }
-        if out.len() <= SERIES_BUDGET {
+        if out.len() <= budget {
             return out;
         }
         step = step.saturating_mul(2);
     }
 }
 
-/// The probes as `(queued, latency or −1)`, within [`SERIES_BUDGET`]: past
-/// it, per time step, the one that waited longest.
-fn thin_probes(t: &Timeline, end: u64) -> Vec<(u64, i64)> {
+/// The probes as `(queued, latency or −1)`, within `budget` (as
+/// [`thin_series`]'): past it, per time step, the one that waited longest.
+fn thin_probes(t: &Timeline, end: u64, budget: usize) -> Vec<(u64, i64)> {
     let all: Vec<(u64, i64)> = t
         .probes
         .iter()
@@ -754,11 +1201,11 @@ fn thin_probes(t: &Timeline, end: u64) -> Vec<(u64, i64)> {
             )
         })
         .collect();
-    if all.len() <= SERIES_BUDGET {
+    if all.len() <= budget {
         return all;
     }
     let worse = |a: i64, b: i64| a == -1 || (b != -1 && a > b);
-    let mut step = (end / (SERIES_BUDGET as u64 / 2)).max(1);
+    let mut step = (end / (budget as u64 / 2).max(1)).max(1);
     loop {
         let mut out: Vec<(u64, i64)> = Vec::new();
         let mut bucket = u64::MAX;
@@ -774,7 +1221,7 @@ fn thin_probes(t: &Timeline, end: u64) -> Vec<(u64, i64)> {
             bucket = q / step;
             out.push((q, lat));
         }
-        if out.len() <= SERIES_BUDGET {
+        if out.len() <= budget {
             return out;
         }
         step = step.saturating_mul(2);
@@ -1067,5 +1514,152 @@ mod tests {
             render_html(&[], &ChartOptions::default()),
             Err(RenderError::Empty)
         ));
+    }
+
+    /// A spread of `runs` (seed, makespan ms, peak) from seed 1.
+    fn spread_of(runs: &[(u64, f64, u32)]) -> Spread {
+        crate::spread::from_runs(
+            1,
+            runs.iter()
+                .map(
+                    |&(seed, makespan_ms, threads_peak)| crate::spread::RunFigures {
+                        seed,
+                        completed: true,
+                        makespan_ms,
+                        start_delay_p95_ms: 0.0,
+                        threads_peak,
+                        start_offsets_ms: Vec::new(),
+                    },
+                )
+                .collect(),
+        )
+    }
+
+    /// A run of `items` items with seed `seed`.
+    fn seeded(items: usize, seed: u64) -> Timeline {
+        let mut t = timeline(items);
+        t.seed = seed;
+        t
+    }
+
+    #[test]
+    fn at_most_the_budget_s_outcomes_are_drawn_the_first_seed_s_among_them() {
+        // Ten outcomes of two runs each, the last of one run: seed 1's.
+        let mut runs: Vec<(u64, f64, u32)> = (0..10u32)
+            .flat_map(|k| {
+                let seed = 2 + 2 * u64::from(k);
+                [(seed, 100.0, k + 1), (seed + 1, 100.0, k + 1)]
+            })
+            .collect();
+        runs.push((1, 100.0, 50));
+        let s = spread_of(&runs);
+        assert_eq!(s.outcomes.len(), 11);
+        let first = s.outcomes.iter().position(|o| o.seed == 1);
+        assert_eq!(first, Some(10));
+        let drawn = outcomes_drawn(&s, first);
+        assert_eq!(drawn.len(), OUTCOME_BUDGET);
+        assert_eq!(drawn, [0, 1, 2, 3, 4, 5, 6, 10]);
+        assert_eq!(outcomes_drawn(&s, Some(3)), (0..8).collect::<Vec<_>>());
+        assert_eq!(outcomes_drawn(&s, None), (0..8).collect::<Vec<_>>());
+        let few = spread_of(&[(1, 100.0, 2), (2, 200.0, 3)]);
+        assert_eq!(outcomes_drawn(&few, Some(1)), [0, 1]);
+    }
+
+    #[test]
+    fn shares_are_said_to_a_tenth_as_the_command_line_says_them() {
+        assert_eq!(percent(0.58), "58 %");
+        assert_eq!(percent(0.425), "42.5 %");
+        assert_eq!(percent(1.0), "100 %");
+        assert_eq!(percent(1.0 / 3.0), "33.3 %");
+    }
+
+    #[test]
+    fn an_outcome_page_holds_every_run_within_the_page_s_budget() {
+        // Three outcomes whose runs hold more segments than the budget
+        // together, not alone.
+        let s = spread_of(&[(1, 10.0, 2), (2, 10.0, 2), (3, 20.0, 3), (4, 30.0, 4)]);
+        let n = SEGMENT_BUDGET / 2 + 10;
+        let panel = OutcomePanel {
+            name: "p".into(),
+            spread: &s,
+            runs: vec![
+                ("p · seed 1".into(), seeded(n, 1)),
+                ("p · seed 3".into(), seeded(n, 3)),
+                ("p · seed 4".into(), seeded(n, 4)),
+            ],
+            outcomes: vec![Some(0), Some(1), Some(2)],
+            selected: 0,
+            hint: Some("poolsim explain s.toml --seed K".into()),
+        };
+        let opts = ChartOptions::default();
+        let html = render_html_outcomes(std::slice::from_ref(&panel), &opts).unwrap();
+        let v = data(&html);
+        let picker = &v["outcomes"][0];
+        let choices = picker["choices"].as_array().unwrap();
+        assert_eq!(choices.len(), 3);
+        assert!(choices[0]["panel"].is_null());
+        assert_eq!(v["panels"][0]["seed"], 1);
+        let runs: Vec<&serde_json::Value> = std::iter::once(&v["panels"][0])
+            .chain(choices[1..].iter().map(|c| &c["panel"]))
+            .collect();
+        assert_eq!(
+            runs.iter()
+                .map(|p| p["seed"].as_u64().unwrap())
+                .collect::<Vec<_>>(),
+            [1, 3, 4]
+        );
+        // One merge step for all, and the bars of every run within the
+        // page's budget.
+        let bars: usize = runs
+            .iter()
+            .flat_map(|p| p["lanes"].as_array().unwrap())
+            .map(|l| l["segs"].as_array().unwrap().len() / 5)
+            .sum();
+        assert!(runs.iter().all(|p| p["resolution"].as_u64().unwrap() > 0));
+        assert!(bars <= SEGMENT_BUDGET, "{bars}");
+        let shares: f64 = choices.iter().map(|c| c["share"].as_f64().unwrap()).sum();
+        assert!((shares - 1.0).abs() < 1e-12);
+        assert_eq!(
+            choices[0]["label"],
+            "outcome 1 of 3 · 50 % of 4 runs · 10.0 ms, peak 2 threads · seed 1 (the first seed)"
+        );
+        // The picker's markup and script, with the radio of the run drawn
+        // checked; a page without outcomes has neither.
+        assert!(html.contains("<fieldset class=\"outcomes\" id=\"outcomes-0\""));
+        assert_eq!(html.matches("<input type=\"radio\"").count(), 3);
+        assert!(html.contains("value=\"0\" data-outcome=\"1\" autocomplete=\"off\" checked>"));
+        assert!(html.contains(OUTCOMES_JS) && html.contains(OUTCOMES_CSS));
+        let plain = render_html(&[("p".into(), seeded(4, 1))], &opts).unwrap();
+        assert!(!plain.contains(OUTCOMES_JS) && !plain.contains("id=\"outcomes\""));
+        assert!(data(&plain).get("outcomes").is_none());
+        // The same panels give the same bytes.
+        assert!(html == render_html_outcomes(std::slice::from_ref(&panel), &opts).unwrap());
+    }
+
+    #[test]
+    fn an_outcome_page_refuses_runs_without_their_outcomes() {
+        let s = spread_of(&[(1, 10.0, 2)]);
+        let opts = ChartOptions::default();
+        let panel = |outcomes: Vec<Option<usize>>, selected: usize| OutcomePanel {
+            name: "p".into(),
+            spread: &s,
+            runs: vec![("p".into(), seeded(4, 1))],
+            outcomes,
+            selected,
+            hint: None,
+        };
+        assert!(matches!(
+            outcome_report_data(&[panel(vec![], 0)], &opts),
+            Err(RenderError::Draw(_))
+        ));
+        assert!(matches!(
+            outcome_report_data(&[panel(vec![Some(0)], 1)], &opts),
+            Err(RenderError::Draw(_))
+        ));
+        assert!(matches!(
+            outcome_report_data(&[], &opts),
+            Err(RenderError::Empty)
+        ));
+        assert!(outcome_report_data(&[panel(vec![Some(0)], 0)], &opts).is_ok());
     }
 }
