@@ -12,7 +12,7 @@ use clap::Args;
 use poolsim::advise::{self, Advice, AdviseOptions, RemedyKind};
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics;
-use poolsim::nettrace::draft::draft_scenario;
+use poolsim::nettrace::infer::draft_any;
 use poolsim::nettrace::replay::imported_run;
 use poolsim::nettrace::{NetTraceError, PoolTimeline};
 use poolsim::output;
@@ -212,11 +212,13 @@ fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<C
         ));
     }
     let source = path.display().to_string();
-    let draft = draft_scenario(&timeline, &source).map_err(|e| {
+    // From the work items when the trace has them, else from the pool's
+    // own events (thread starts, waits, adjustments: `nettrace::infer`).
+    let draft = draft_any(&timeline, &source).map_err(|e| {
         Failure::Message(
             EXIT_EVIDENCE,
             format!(
-                "error: {}: {e}\n  advise drafts the workload from the items; a trace of the runtime's events alone is read by `poolsim import`",
+                "error: {}: {e}\n  advise drafts the workload from the items, or from the workers' busy stretches; this trace shows neither",
                 path.display()
             ),
         )
@@ -233,7 +235,13 @@ fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<C
     let name = path
         .file_name()
         .map_or_else(|| source.clone(), |n| n.to_string_lossy().into_owned());
-    let recorded = metrics::summarize(&imported_run(&timeline, &name).trace);
+    let mut recorded = metrics::summarize(&imported_run(&timeline, &name).trace);
+    if recorded.finished == 0 {
+        // No items recorded: the span is the draft's (first busy stretch
+        // to the last), the peak the trace's own.
+        recorded.makespan_ms = draft.span_ms;
+        recorded.threads_peak = timeline.peak_threads;
+    }
     let replay = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
     let replayed = metrics::summarize(&replay.trace);
     let checks = replay_check::compare(&recorded, &replayed);

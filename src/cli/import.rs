@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use poolsim::nettrace::draft::draft_scenario;
+use poolsim::nettrace::infer::draft_any;
 use poolsim::nettrace::replay::{chrome_json, imported_run};
 use poolsim::nettrace::{
     FRAMEWORK_ITEMS_CONFIG, GoalChange, NetTraceError, PoolTimeline, TraceInfo,
@@ -131,7 +131,7 @@ fn write_outputs(args: &ImportArgs, t: &PoolTimeline) -> anyhow::Result<()> {
         .map_or_else(|| source.clone(), |n| n.to_string_lossy().into_owned());
     let mut files: Vec<(&PathBuf, Vec<u8>)> = Vec::new();
     if let Some(path) = &args.scenario {
-        let draft = draft_scenario(t, &source)?;
+        let draft = draft_any(t, &source)?;
         // What is written must load: an extreme trace (times or counts
         // past the scenario's limits) is refused here, not by `run` later.
         if let Err(e) = parse_scenario(&draft.toml, &path.display().to_string()) {

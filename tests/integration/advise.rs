@@ -103,14 +103,34 @@ fn a_workload_that_deadlocks_exits_3() {
 fn traces_it_cannot_advise_on_get_their_own_exit_codes() {
     let dir = temp_dir("advise-traces");
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nettrace");
-    // The runtime's events alone: no items to draft the workload from.
-    let out = poolsim(&[
-        "advise",
-        fixtures.join("net8-starvation.nettrace").to_str().unwrap(),
-    ]);
+    // A trace with no pool work at all: nothing to advise on.
+    let empty = dir.join("empty.nettrace");
+    let mut w =
+        poolsim::nettrace::synth::TraceWriter::new(Vec::new(), 0, 1_000_000_000, 8).unwrap();
+    w.metadata(&poolsim::nettrace::synth::standard_metadata())
+        .unwrap();
+    fs::write(&empty, w.finish().unwrap()).unwrap();
+    let out = poolsim(&["advise", empty.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{err}");
-    assert!(err.contains("no work-item events"), "{err}");
+    assert!(err.contains("no thread-pool work"), "{err}");
+    // The runtime's events alone (no items): the draft is inferred from the
+    // workers' busy stretches and checked against the recording.
+    let out = poolsim(&[
+        "advise",
+        fixtures.join("net8-burst.nettrace").to_str().unwrap(),
+        "--runs",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["confirmed"], true, "{}", v["replay_check"]);
     // A truncated trace is bad input.
     let bytes = fs::read(fixtures.join("net8-items.nettrace")).unwrap();
     let cut = dir.join("cut.nettrace");

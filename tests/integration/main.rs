@@ -3,6 +3,7 @@
 mod adjustments;
 mod advise;
 mod answers;
+mod app_loop;
 mod charts_decisions;
 mod charts_headline;
 mod charts_window;

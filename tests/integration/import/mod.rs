@@ -8,6 +8,7 @@
 mod bad_input;
 mod charts;
 mod html;
+mod infer;
 mod items;
 mod scenario;
 

@@ -90,16 +90,16 @@ struct Group {
     body_ms: f64,
 }
 
-fn ms(ns: i64) -> f64 {
+pub(super) fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
 }
 
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
 /// A number for TOML, to the microsecond, never negative.
-fn num(x: f64) -> String {
+pub(super) fn num(x: f64) -> String {
     let x = if x.is_finite() { x.max(0.0) } else { 0.0 };
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');

@@ -71,6 +71,7 @@ mod bytes;
 pub mod draft;
 mod error;
 pub mod events;
+pub mod infer;
 mod items;
 mod reader;
 pub mod replay;

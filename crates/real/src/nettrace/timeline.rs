@@ -251,14 +251,18 @@ impl PoolTimeline {
     }
 
     /// A worker's state as event `e` shows it: a wait begins waiting, any
-    /// other event it writes after a wait shows it awake.
+    /// other event it writes after a wait shows it awake. Every wait is
+    /// kept, a repeated one too: a .NET 6+ worker writes a wait each time
+    /// it blocks on the pool's semaphore and nothing when it wakes, so a
+    /// second wait with nothing between is either a wait that timed out and
+    /// waits again, or a wake-up, work and a new wait (the charts draw it
+    /// as waiting; `infer` reads the work between).
     fn see_activity(&mut self, e: &TimedEvent) {
         let thread = e.thread_id;
         match e.event {
             PoolEvent::WorkerThreadWait { .. } => {
-                if self.waiting.insert(thread) {
-                    self.note_activity(e.time_ns, thread, true);
-                }
+                self.waiting.insert(thread);
+                self.note_activity(e.time_ns, thread, true);
             }
             PoolEvent::WorkerThreadStart { .. } | PoolEvent::WorkerThreadStop { .. } => {
                 self.waiting.remove(&thread);
@@ -530,7 +534,8 @@ mod tests {
         let events = [
             ev(1, 10, start(1)),
             ev(100, 10, wait),
-            // Still waiting (a wait that timed out and waits again).
+            // A repeated wait (timed out and waiting again, or woke, ran
+            // work and waits again): kept.
             ev(150, 10, wait),
             // A dequeue on the thread: it was awake again by then.
             ev(300, 10, PoolEvent::DequeueWork { work_id: 5 }),
@@ -561,6 +566,7 @@ mod tests {
             points,
             vec![
                 (100, 10, true),
+                (150, 10, true),
                 (300, 10, false),
                 (400, 11, true),
                 (600, 10, true)

@@ -1,0 +1,121 @@
+//! advise's closed loop on real programs, from their fixtures
+//! (`tests/fixtures/apps/APP/`, recorded by `scripts/app-loop.sh APP` on
+//! .NET 8): the program's trace is advised on now, and the program's
+//! re-runs with the setting it advised then must fall inside the range the
+//! advice predicts now. The tolerances were stated before any re-run was
+//! measured (scripts/app-loop.sh): latency p99 within 15 % of the
+//! simulated range, makespan within 10 %, peak threads within 2.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::common::poolsim;
+
+fn fixture(app: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/apps")
+        .join(app)
+}
+
+/// `summary k=v ...` as the programs print it.
+fn summary(path: &Path) -> HashMap<String, f64> {
+    let text = fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("summary "))
+        .unwrap_or_else(|| panic!("{}: no summary line", path.display()));
+    line.split_whitespace()
+        .skip(1)
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.parse().unwrap())
+        })
+        .collect()
+}
+
+fn range(values: &serde_json::Value) -> (f64, f64) {
+    let v: Vec<f64> = values
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_f64())
+        .collect();
+    assert!(!v.is_empty());
+    (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+/// The loop of one app: the replay check passes, the advice is the one
+/// the re-runs applied, and every re-run is inside the predicted range.
+fn closed_loop(app: &str) {
+    let dir = fixture(app);
+    let out = poolsim(&[
+        "advise",
+        dir.join("recorded.nettrace").to_str().unwrap(),
+        "--runs",
+        "20",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{app}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["confirmed"], true, "{app}: {}", v["replay_check"]);
+    let advice = &v["advice"];
+    let r = &advice["remedies"][advice["recommended"].as_u64().unwrap() as usize];
+    assert_eq!(r["kind"], "min-threads");
+    // The setting the re-runs were made with (the recording's advice).
+    let then: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("advice.json")).unwrap()).unwrap();
+    let then_advice = &then["advice"];
+    let then_r = &then_advice["remedies"][then_advice["recommended"].as_u64().unwrap() as usize];
+    assert_eq!(
+        r["trial"]["value"], then_r["trial"]["value"],
+        "{app}: the advice changed since the re-runs were measured: re-record with scripts/app-loop.sh {app}"
+    );
+    let t = &r["trial"];
+    let (lat_lo, lat_hi) = range(&t["latency_p99_ms"]);
+    let (mk_lo, mk_hi) = range(&t["makespan_ms"]);
+    let (th_lo, th_hi) = range(&t["threads_peak"]);
+    let mut reruns = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "summary") {
+            continue;
+        }
+        reruns += 1;
+        let s = summary(&path);
+        let name = path.display();
+        let lat = s["latency_p99_ms"];
+        assert!(
+            (lat_lo * 0.85..=lat_hi * 1.15).contains(&lat),
+            "{name}: latency p99 {lat} outside {lat_lo}..{lat_hi} (± 15 %)"
+        );
+        let mk = s["makespan_ms"];
+        assert!(
+            (mk_lo * 0.90..=mk_hi * 1.10).contains(&mk),
+            "{name}: makespan {mk} outside {mk_lo}..{mk_hi} (± 10 %)"
+        );
+        let th = s["peak_thread_count"];
+        assert!(
+            (th_lo - 2.0..=th_hi + 2.0).contains(&th),
+            "{name}: peak threads {th} outside {th_lo}..{th_hi} (± 2)"
+        );
+    }
+    assert!(reruns >= 3, "{app}: {reruns} re-runs");
+    // And as the app ran before the advice: the recording's own summary
+    // is what the draft was checked against.
+    let before = summary(&dir.join("recorded.txt"));
+    assert!(before["latency_p99_ms"] > lat_hi, "{app}: the advice helps");
+}
+
+#[test]
+fn batch_of_blocking_calls() {
+    closed_loop("batch");
+}
