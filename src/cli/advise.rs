@@ -12,6 +12,7 @@ use clap::Args;
 use poolsim::advise::{self, Advice, AdviseOptions, RemedyKind};
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics;
+use poolsim::nettrace::draft::program_items;
 use poolsim::nettrace::infer::draft_any;
 use poolsim::nettrace::replay::imported_run;
 use poolsim::nettrace::{NetTraceError, PoolTimeline};
@@ -236,6 +237,18 @@ fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<C
         .file_name()
         .map_or_else(|| source.clone(), |n| n.to_string_lossy().into_owned());
     let mut recorded = metrics::summarize(&imported_run(&timeline, &name).trace);
+    // The latencies of the program's own items, the ones the draft replays
+    // (without the completions it leaves out for the model to queue).
+    let latencies: Vec<f64> = program_items(&timeline)
+        .iter()
+        .filter_map(|r| {
+            let end = r.dequeued_ns? + r.pool_time_ns()?;
+            Some((end - r.enqueued_ns.or(r.dequeued_ns)?) as f64 / 1e6)
+        })
+        .collect();
+    if !latencies.is_empty() {
+        recorded.latency_ms = metrics::Percentiles::of(latencies);
+    }
     if recorded.finished == 0 {
         // No items recorded: the span is the draft's (first busy stretch
         // to the last), the peak the trace's own.

@@ -119,3 +119,47 @@ fn closed_loop(app: &str) {
 fn batch_of_blocking_calls() {
     closed_loop("batch");
 }
+
+/// Where the draft is not the app, advise says so before its advice: the
+/// replay check names the figures it missed and the advice is marked
+/// unconfirmed. (The re-runs in these fixtures show why it matters:
+/// tests/fixtures/apps/README.md.)
+fn unconfirmed(app: &str, missed: &[&str]) {
+    let dir = fixture(app);
+    let out = poolsim(&[
+        "advise",
+        dir.join("recorded.nettrace").to_str().unwrap(),
+        "--runs",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{app}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["confirmed"], false, "{app}: {}", v["replay_check"]);
+    let misses: Vec<&str> = v["replay_check"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(misses, missed, "{app}");
+    let text = poolsim(&[
+        "advise",
+        dir.join("recorded.nettrace").to_str().unwrap(),
+        "--runs",
+        "4",
+    ]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("UNCONFIRMED"), "{app}: {text}");
+}
+
+#[test]
+fn sync_over_async_service_is_unconfirmed_at_its_peak() {
+    unconfirmed("service", &["peak threads"]);
+}
+
+#[test]
+fn timer_driven_bursts_are_unconfirmed_at_their_median() {
+    unconfirmed("ticker", &["latency p50 (ms)"]);
+}

@@ -110,6 +110,40 @@ pub(super) fn num(x: f64) -> String {
     }
 }
 
+/// The goal raises for cooperative blocking in the trace.
+fn cooperative_raises(t: &PoolTimeline) -> u64 {
+    t.adjustments_by_reason
+        .get("CooperativeBlocking")
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Which of the trace's work items are the program's own: all of them,
+/// unless the pool raised its goal for cooperative blocking. Then items
+/// were blocked in Task.Wait, and what they waited for (a timer's
+/// callback, an I/O completion) was queued to the pool by the runtime's
+/// own threads (the timer thread, or a pool thread firing timers); the
+/// models queue those completions themselves (`wait_ms`), so the program's
+/// work is the items queued by the thread that queued the first item.
+fn program_item_rule(t: &PoolTimeline) -> impl Fn(&super::items::WorkItem) -> bool {
+    let cooperative = cooperative_raises(t) > 0;
+    let submitter = t
+        .items
+        .records
+        .iter()
+        .filter(|r| r.enqueued_ns.is_some())
+        .min_by_key(|r| r.enqueued_ns)
+        .and_then(|r| r.enqueue_thread);
+    move |r| !cooperative || r.enqueue_thread == submitter
+}
+
+/// The work items a draft is drafted from ([`program_item_rule`]): the
+/// ones the replay is compared with.
+pub fn program_items(t: &PoolTimeline) -> Vec<&super::items::WorkItem> {
+    let program = program_item_rule(t);
+    t.items.records.iter().filter(|r| program(r)).collect()
+}
+
 /// Drafts a scenario from a timeline read with [`PoolTimeline::read`].
 /// `source` names the trace in the header.
 pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftError> {
@@ -123,29 +157,14 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     let mut workers: std::collections::HashSet<u64> =
         t.thread_count.iter().map(|p| p.thread_id).collect();
     workers.extend(w.records.iter().filter_map(|r| r.thread));
-    // A pool that compensated cooperative blocking had items blocked in
-    // Task.Wait. What they waited for (a timer's callback, an I/O
-    // completion) is queued to the pool by the runtime's own threads (the
-    // timer thread, or a pool thread firing timers), and the models queue
-    // those completions themselves (`wait_ms`): the workload is then the
-    // items queued by the thread that queued the first item. And the completions
-    // queued behind the backlog, so the blocked items' pool times grew
-    // with the starvation: their own length is what the unstarved items
-    // took, the shortest pool time (waiting adds to a pool time,
-    // never takes from it), one body for all.
-    let cooperative = t
-        .adjustments_by_reason
-        .get("CooperativeBlocking")
-        .copied()
-        .unwrap_or(0);
-    let submitter = w
-        .records
-        .iter()
-        .filter(|r| r.enqueued_ns.is_some())
-        .min_by_key(|r| r.enqueued_ns)
-        .and_then(|r| r.enqueue_thread);
-    let completions =
-        |r: &&super::items::WorkItem| cooperative > 0 && r.enqueue_thread != submitter;
+    // The completions a wait waited for are not the program's work (see
+    // `is_program_item`); the blocked items' pool times grew with the
+    // starvation: their own length is what the unstarved items took, the
+    // shortest pool time (waiting adds to a pool time, never takes from
+    // it), one body for all.
+    let cooperative = cooperative_raises(t);
+    let program = program_item_rule(t);
+    let completions = |r: &&super::items::WorkItem| !program(r);
     let dropped_completions = w.records.iter().filter(|r| completions(r)).count();
     let mut items: Vec<Item> = w
         .records
