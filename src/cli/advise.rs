@@ -30,12 +30,13 @@ use super::{Failure, ScenarioArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
-EVIDENCE is a scenario (.toml) or a .NET EventPipe trace (.nettrace) recorded
-with the work-item events (see docs/real-runs.md). A trace's items are drafted
-into a scenario (as `import --scenario` drafts it), and the replay of the
-draft is checked against the recording (peak threads within 2, span within
-10 %, latency quantiles) before any advice; a miss marks the advice
-unconfirmed.
+EVIDENCE is a scenario (.toml) or a .NET EventPipe trace (.nettrace). A
+trace's work items (recorded with the work-item provider, see
+docs/commands.md#advise) are drafted into a scenario as `import --scenario`
+drafts them; without them the items are inferred from the workers' busy
+stretches. The replay of the draft is checked against the recording (peak
+threads within 2, span within 10 %, latency quantiles) before any advice; a
+miss, or items that were inferred, mark the advice UNCONFIRMED.
 
 Each remedy is replayed --runs times (seeds, and Poisson arrivals drawn anew
 each run): the pool's minimum (the smallest MinThreads that meets the goal in
@@ -55,10 +56,10 @@ Exit codes: 0 advice given (or no change needed); 2 bad input (a file that
 does not parse, a truncated trace, a bad goal); 3 the workload does not
 complete as it is (deadlock, time limit); 4 no remedy meets the goal (no
 recommendation is made up); 5 the evidence holds nothing to advise on (a
-trace with no pool work or without its work-item events).")]
+trace with no pool work).")]
 pub struct AdviseArgs {
     /// The app's evidence: a scenario file (.toml) or an EventPipe trace
-    /// (.nettrace) with work-item events.
+    /// (.nettrace), best with its work-item events.
     #[arg(value_name = "EVIDENCE")]
     pub evidence: PathBuf,
     /// The runtime (policy) to advise for: net8, net6, coreclr3,
@@ -121,7 +122,8 @@ pub fn run(args: AdviseArgs) -> Result<(), Failure> {
                 "--set changes a scenario file: write the draft with `poolsim import TRACE --scenario F.toml`, then advise on F.toml",
             ));
         }
-        from_trace(&args)?
+        let (s, p, checks, inferred) = from_trace(&args)?;
+        (s, p, Some((checks, inferred)))
     } else {
         let scenario_args = ScenarioArgs {
             file: args.evidence.clone(),
@@ -157,21 +159,33 @@ pub fn run(args: AdviseArgs) -> Result<(), Failure> {
         vary_arrivals: !args.fixed_arrivals,
     };
     let advice = advise::advise(&scenario, &policy, &opts);
-    let confirmed = checks.as_ref().is_none_or(|c| c.iter().all(|c| c.ok));
+    // Advice on a trace is confirmed when its draft's replay matches the
+    // recording, and the draft's items were recorded, not inferred from
+    // busy stretches (a stretch may hold several items: a what-if on the
+    // thread count cannot be checked against one recording).
+    let inferred = checks.as_ref().is_some_and(|(_, i)| *i);
+    let matches = checks.as_ref().is_none_or(|(c, _)| c.iter().all(|c| c.ok));
+    let confirmed = matches && !inferred;
+    let checks = checks.map(|(c, _)| c);
     write_charts(&args, &scenario, &policy, &advice)?;
     if args.json {
         let value = serde_json::json!({
             "advice": advice,
             "replay_check": checks,
             "confirmed": confirmed,
+            "draft": checks.as_ref().map(|_| if inferred { "inferred" } else { "items" }),
         });
         println!("{}", serde_json::to_string(&value)?);
     } else {
         if let Some(c) = &checks {
             print!("{}", replay_check::text(c));
-            if !confirmed {
+            if !matches {
                 println!(
                     "  the replay misses the recording: the advice below is UNCONFIRMED (it rests on a draft that is not the app)"
+                );
+            } else if inferred {
+                println!(
+                    "  the trace has no work items: the draft's items are inferred from the workers' busy stretches (its header, `poolsim import TRACE --scenario F.toml`, says how sure), and a busy stretch may hold several items: the advice below is UNCONFIRMED until the items are recorded (docs/commands.md#advise)"
                 );
             }
             println!();
@@ -187,7 +201,10 @@ pub fn run(args: AdviseArgs) -> Result<(), Failure> {
 
 /// The trace read, its items drafted into a scenario, the draft replayed
 /// and checked against the recording.
-fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<Check>>), Failure> {
+/// The trace read, drafted and replayed: the scenario, the policy, the
+/// replay check, and whether the draft's items were inferred (no items in
+/// the trace).
+fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Vec<Check>, bool), Failure> {
     let path = &args.evidence;
     let file = File::open(path)
         .map_err(|e| Failure::error(format!("cannot open {}: {e}", path.display())))?;
@@ -258,7 +275,7 @@ fn from_trace(args: &AdviseArgs) -> Result<(Scenario, PolicyConfig, Option<Vec<C
     let replay = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
     let replayed = metrics::summarize(&replay.trace);
     let checks = replay_check::compare(&recorded, &replayed);
-    Ok((scenario, policy, Some(checks)))
+    Ok((scenario, policy, checks, timeline.items.records.is_empty()))
 }
 
 /// `--png` / `--html`: the first run as it is and with the recommendation.
