@@ -137,7 +137,7 @@ fn program_item_rule(t: &PoolTimeline) -> impl Fn(&super::items::WorkItem) -> bo
     move |r| !cooperative || r.enqueue_thread == submitter
 }
 
-/// The work items a draft is drafted from ([`program_item_rule`]): the
+/// The work items a draft is drafted from (the rule of `program_item_rule`): the
 /// ones the replay is compared with.
 pub fn program_items(t: &PoolTimeline) -> Vec<&super::items::WorkItem> {
     let program = program_item_rule(t);
