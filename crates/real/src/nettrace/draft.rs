@@ -22,7 +22,14 @@
 //!   every item, the shortest pool time (what they waited for
 //!   queued behind the backlog, so their pool times grew with the
 //!   starvation); otherwise `sleep_ms` (blocking the pool cannot see);
-//! - phases: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
+//! - a Poisson stream: when the program's arrivals look like one (see
+//!   [`poisson_rate`]: enough of them, gaps as irregular as a Poisson
+//!   process's, a steady rate), they are drafted as one phase of
+//!   `poisson_per_s` groups, so that `advise` and `run --runs` draw new
+//!   arrivals each run: a service's traffic differs from run to run, and
+//!   its bursts are what tips a pool into starvation (the arrivals spread
+//!   evenly over a phase never burst);
+//! - phases otherwise: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
 //!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
 //!   shortest of them share one group and one body, their mean; a group
@@ -47,6 +54,73 @@ const BUCKET_FRACTION: f64 = 0.05;
 const BUCKET_SLACK_MS: f64 = 0.5;
 /// A group whose arrivals span at most this arrives at once (ms).
 const AT_ONCE_MS: f64 = 1.0;
+/// Fewest arrivals read as a Poisson stream: below this the gaps' spread
+/// says too little.
+pub const POISSON_MIN_ARRIVALS: usize = 30;
+/// The gaps' coefficient of variation (standard deviation / mean) of a
+/// Poisson stream is 1; evenly spaced arrivals give 0 and bursts well above
+/// 1. A stream's estimate is read as Poisson within these bounds.
+const POISSON_CV: (f64, f64) = (0.75, 1.33);
+/// A steady rate: the span cut into this many equal windows, each holding
+/// its share of the arrivals within [`POISSON_WINDOW_SIGMAS`] standard
+/// deviations (a Poisson count's is the square root of its mean).
+const POISSON_WINDOWS: usize = 4;
+const POISSON_WINDOW_SIGMAS: f64 = 3.0;
+
+/// What [`poisson_rate`] read from a stream of arrivals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PoissonReading {
+    /// Arrivals a second: gaps over the span.
+    pub per_second: f64,
+    /// The gaps' coefficient of variation.
+    pub cv: f64,
+    pub arrivals: usize,
+    pub span_ms: f64,
+}
+
+/// Whether arrivals (ms, sorted) look like a Poisson stream, the traffic
+/// of a service whose clients arrive independently: at least
+/// [`POISSON_MIN_ARRIVALS`], the gaps' coefficient of variation within
+/// [`POISSON_CV`], and every one of [`POISSON_WINDOWS`] equal windows of
+/// the span holding its share within [`POISSON_WINDOW_SIGMAS`] standard
+/// deviations. Timer ticks, bursts queued at once and evenly paced loops
+/// fail the spread; a stream whose rate changes fails the windows.
+pub fn poisson_rate(arrivals: &[f64]) -> Option<PoissonReading> {
+    let n = arrivals.len();
+    if n < POISSON_MIN_ARRIVALS {
+        return None;
+    }
+    let span = arrivals[n - 1] - arrivals[0];
+    if span.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return None;
+    }
+    let gaps = n - 1;
+    let mean = span / gaps as f64;
+    let var = arrivals
+        .windows(2)
+        .map(|w| (w[1] - w[0] - mean).powi(2))
+        .sum::<f64>()
+        / (gaps - 1) as f64;
+    let cv = var.sqrt() / mean;
+    if !(POISSON_CV.0..=POISSON_CV.1).contains(&cv) {
+        return None;
+    }
+    let expected = n as f64 / POISSON_WINDOWS as f64;
+    let mut counts = [0usize; POISSON_WINDOWS];
+    for a in arrivals {
+        let k = (((a - arrivals[0]) / span) * POISSON_WINDOWS as f64) as usize;
+        counts[k.min(POISSON_WINDOWS - 1)] += 1;
+    }
+    let steady = counts
+        .iter()
+        .all(|&c| (c as f64 - expected).abs() <= POISSON_WINDOW_SIGMAS * expected.sqrt());
+    steady.then_some(PoissonReading {
+        per_second: gaps as f64 * 1000.0 / span,
+        cv,
+        arrivals: n,
+        span_ms: span,
+    })
+}
 
 /// Why no scenario can be drafted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,20 +267,28 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         .count();
     let from_pool = items.iter().filter(|i| i.from_pool).count();
 
-    // Phases: split at arrival gaps.
+    // A Poisson stream is one phase; otherwise phases split at arrival gaps.
+    let arrivals: Vec<f64> = items.iter().map(|i| i.arrival_ms).collect();
+    let poisson = poisson_rate(&arrivals);
     let mut gap = PHASE_GAP_MS;
-    let phases: Vec<Vec<usize>> = loop {
-        let mut phases: Vec<Vec<usize>> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            match phases.last_mut() {
-                Some(p) if item.arrival_ms - items[p[p.len() - 1]].arrival_ms <= gap => p.push(i),
-                _ => phases.push(vec![i]),
+    let phases: Vec<Vec<usize>> = if poisson.is_some() {
+        vec![(0..items.len()).collect()]
+    } else {
+        loop {
+            let mut phases: Vec<Vec<usize>> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match phases.last_mut() {
+                    Some(p) if item.arrival_ms - items[p[p.len() - 1]].arrival_ms <= gap => {
+                        p.push(i)
+                    }
+                    _ => phases.push(vec![i]),
+                }
             }
+            if phases.len() <= MAX_PHASES || !gap.is_finite() {
+                break phases;
+            }
+            gap *= 2.0;
         }
-        if phases.len() <= MAX_PHASES || !gap.is_finite() {
-            break phases;
-        }
-        gap *= 2.0;
     };
 
     let floor_ms = (cooperative > 0 && !known.is_empty()).then(|| known[0]);
@@ -345,14 +427,30 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
              adjustment says the threads waited on tasks."
         );
     }
-    let _ = writeln!(
-        s,
-        "# - phases: {}; arrivals less than {} ms apart form one; within a phase, pool times \
-         within 5 % (+0.5 ms) share one group and their mean; a group's arrivals are at once \
-         (at_ms) when they span at most 1 ms, else evenly spaced (every_ms).",
-        phases.len(),
-        num(gap)
-    );
+    if let Some(stream) = &poisson {
+        let _ = writeln!(
+            s,
+            "# - arrivals: a Poisson stream of {} a second ({} arrivals over {} ms; their gaps' \
+             coefficient of variation {:.2}, a Poisson process's is 1, and a steady rate over \
+             the span), drafted as `poisson_per_s` from the first arrival: each run draws new \
+             arrivals, as a service's traffic differs from run to run (`advise --fixed-arrivals` \
+             holds them). Within it, pool times within 5 % (+0.5 ms) share one group, \
+             its share of the rate.",
+            num(stream.per_second),
+            stream.arrivals,
+            num(stream.span_ms),
+            stream.cv
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "# - phases: {}; arrivals less than {} ms apart form one; within a phase, pool times \
+             within 5 % (+0.5 ms) share one group and their mean; a group's arrivals are at once \
+             (at_ms) when they span at most 1 ms, else evenly spaced (every_ms).",
+            phases.len(),
+            num(gap)
+        );
+    }
     let _ = writeln!(
         s,
         "# - submit = \"queue-user-work-item\" from outside the pool: the events do not name \
@@ -424,7 +522,17 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         };
         let first = g.arrivals[0];
         let last = g.arrivals[g.arrivals.len() - 1];
-        let arrival = if g.arrivals.len() == 1 || last - first <= AT_ONCE_MS {
+        let arrival = if let Some(stream) = &poisson {
+            // The group's share of the stream (a Poisson stream thinned is
+            // one), over the stream's span, from the first arrival.
+            let gaps = if groups.len() == 1 {
+                g.arrivals.len() - 1
+            } else {
+                g.arrivals.len()
+            };
+            let rate = (gaps.max(1) as f64 * 1000.0 / stream.span_ms).max(0.001);
+            format!("{{ poisson_per_s = {}, start_ms = 0 }}", num(rate))
+        } else if g.arrivals.len() == 1 || last - first <= AT_ONCE_MS {
             format!("{{ at_ms = {} }}", num(first))
         } else {
             let every = ((last - first) / (g.arrivals.len() - 1) as f64).max(0.001);
@@ -445,4 +553,58 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         groups: groups.len(),
         span_ms,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// `n` arrivals of a Poisson process of `per_s` a second (ms).
+    fn poisson(n: usize, per_s: f64, seed: u64) -> Vec<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut t = 0.0;
+        (0..n)
+            .map(|_| {
+                let u: f64 = rng.random();
+                t += -(1.0 - u).ln() * 1000.0 / per_s;
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_poisson_stream_is_read_with_its_rate() {
+        let mut read = 0;
+        for seed in 0..50 {
+            if let Some(r) = poisson_rate(&poisson(600, 100.0, seed)) {
+                read += 1;
+                assert!((90.0..=110.0).contains(&r.per_second), "{r:?}");
+                assert!((0.75..=1.33).contains(&r.cv));
+            }
+        }
+        // The window test rejects a true Poisson stream rarely (3 sigma in
+        // any of four windows); the spread test almost never.
+        assert!(read >= 47, "{read} of 50 read as Poisson");
+    }
+
+    #[test]
+    fn even_bursty_changing_or_short_streams_are_not_poisson() {
+        let even: Vec<f64> = (0..600).map(|i| i as f64 * 10.0).collect();
+        assert_eq!(poisson_rate(&even), None);
+        // A timer queuing 6 items every 500 ms.
+        let ticks: Vec<f64> = (0..48).map(|i| (i / 6) as f64 * 500.0).collect();
+        assert_eq!(poisson_rate(&ticks), None);
+        // 50 a second, then 200 a second.
+        let mut changing = poisson(200, 50.0, 1);
+        let end = changing[changing.len() - 1];
+        changing.extend(poisson(800, 200.0, 2).into_iter().map(|t| t + end));
+        assert_eq!(poisson_rate(&changing), None);
+        assert_eq!(
+            poisson_rate(&poisson(POISSON_MIN_ARRIVALS - 1, 100.0, 3)),
+            None
+        );
+        assert_eq!(poisson_rate(&[5.0; 100]), None);
+    }
 }
