@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use poolsim::advise::{self, Advice, AdviseOptions, RemedyKind};
+use poolsim::advise::{self, Advice, AdviseOptions};
 use poolsim::engine::{self, SimOptions};
 use poolsim::metrics;
 use poolsim::nettrace::draft::program_items;
@@ -41,8 +41,10 @@ miss, or items that were inferred, mark the advice UNCONFIRMED.
 Each remedy is replayed --runs times (seeds, and Poisson arrivals drawn anew
 each run): the pool's minimum (the smallest MinThreads that meets the goal in
 95 % of the runs, found by the search of `run`'s verdict and of `sweep --best
-'minimize pool.min_threads ...'`), awaiting instead of blocking, and .NET 6+
-for a pool before it. The goal is 'no starvation' (work waits for a thread
+'minimize pool.min_threads ...'`); on .NET 6+ with items blocked in
+Task.Wait, the smallest ThreadsToAddWithoutDelay_ProcCountFactor (threads
+for blocked waits added at once, up to min + factor x cores); awaiting
+instead of blocking; and .NET 6+ for a pool before it. The goal is 'no starvation' (work waits for a thread
 less than 10 % of the run, or the cores are the limit) unless --goal says
 otherwise, in `sweep --best`'s conditions.
 
@@ -292,20 +294,8 @@ fn write_charts(
         vec![("as it is".into(), scenario.clone(), policy.clone())];
     if let Some(i) = advice.recommended {
         let r = &advice.remedies[i];
-        match r.kind {
-            RemedyKind::MinThreads => {
-                let mut s = scenario.clone();
-                s.pool.min_threads = Some(r.trial.value);
-                variants.push((r.what.clone(), s, policy.clone()));
-            }
-            RemedyKind::Runtime => {
-                variants.push((r.what.clone(), scenario.clone(), resolve_policy("net8")?));
-            }
-            RemedyKind::Await => {
-                if let Some(s) = advise::awaited_scenario(scenario) {
-                    variants.push((r.what.clone(), s, policy.clone()));
-                }
-            }
+        if let Some((s, p)) = r.apply(scenario, policy) {
+            variants.push((r.what.clone(), s, p));
         }
     }
     let panels: Vec<(String, Timeline)> = variants

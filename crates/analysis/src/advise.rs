@@ -18,6 +18,16 @@
 //!   [`min_threads_paste`]: the runtimeconfig knob
 //!   `System.Threading.ThreadPool.MinThreads`, the `SetMinThreads` call,
 //!   or the `ThreadPool_ForceMinWorkerThreads` variable (hexadecimal).
+//! - **threads for blocked waits at once** (.NET 6+, items blocking in
+//!   `Task.Wait`): the smallest
+//!   `System.Threading.ThreadPool.Blocking.ThreadsToAddWithoutDelay_ProcCountFactor`
+//!   meeting the goal, searched as MinThreads is. Cooperative blocking
+//!   raises the goal at once up to min + factor × cores, then one thread
+//!   per delay; a larger factor adds the threads a burst of blocked waits
+//!   needs before their completions queue behind new work, and only while
+//!   threads are blocked (`PortableThreadPool.Blocking.cs`;
+//!   docs/research/portable-pool-and-timers.md A4). Only the runtimeconfig
+//!   knob sets it (no variable, no call).
 //! - **await instead of blocking**: every `Task.Delay(d).Wait()` and
 //!   `Thread.Sleep(d)` step awaited instead (the code change that removes
 //!   the cause).
@@ -36,6 +46,7 @@ use serde::Serialize;
 use crate::engine::{self, Outcome, SimOptions};
 use crate::metrics::{self, Summary};
 use crate::output::human_ms;
+use crate::policy::config::BlockingConfig;
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
 use crate::remedy::{Criterion, Search, Trial};
@@ -74,6 +85,8 @@ impl Default for AdviseOptions {
 #[serde(rename_all = "kebab-case")]
 pub enum RemedyKind {
     MinThreads,
+    /// .NET 6+: `ThreadsToAddWithoutDelay_ProcCountFactor`.
+    BlockingWithoutDelay,
     Await,
     Runtime,
 }
@@ -297,6 +310,41 @@ fn has_waits(scenario: &Scenario) -> bool {
         .any(|g| g.body.iter().any(|s| matches!(s, Step::Wait(_))))
 }
 
+/// The scenario with the pool's minimum set to `n` (the MinThreads remedy).
+fn with_min_threads(scenario: &Scenario, n: u32) -> Scenario {
+    let mut s = scenario.clone();
+    s.pool.min_threads = Some(n);
+    s
+}
+
+/// The policy with the no-delay factor set to `k` (the blocking remedy).
+fn with_without_delay(policy: &PolicyConfig, k: u32) -> PolicyConfig {
+    let mut p = policy.clone();
+    if let Some(b) = p.blocking.as_mut() {
+        b.threads_to_add_without_delay_per_core = k;
+    }
+    p
+}
+
+impl Remedy {
+    /// The workload and pool with this remedy applied, as its runs were
+    /// replayed; `None` when the remedy cannot be built (net8's policy
+    /// missing from the build).
+    pub fn apply(
+        &self,
+        scenario: &Scenario,
+        policy: &PolicyConfig,
+    ) -> Option<(Scenario, PolicyConfig)> {
+        let v = self.trial.value;
+        Some(match self.kind {
+            RemedyKind::MinThreads => (with_min_threads(scenario, v), policy.clone()),
+            RemedyKind::BlockingWithoutDelay => (scenario.clone(), with_without_delay(policy, v)),
+            RemedyKind::Await => (awaited_scenario(scenario)?, policy.clone()),
+            RemedyKind::Runtime => (scenario.clone(), resolve_policy("net8").ok()?),
+        })
+    }
+}
+
 /// Advises on `scenario` under `policy`.
 pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) -> Advice {
     let runs = opts.runs.max(1);
@@ -325,11 +373,8 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
                 .min(MAX_MIN_THREADS)
                 .min(max)
                 .max(min + 1);
-            let found = Search::new(min + 1, top, share).smallest(|n| {
-                let mut s = scenario.clone();
-                s.pool.min_threads = Some(n);
-                judge(n, &s, policy)
-            });
+            let found = Search::new(min + 1, top, share)
+                .smallest(|n| judge(n, &with_min_threads(scenario, n), policy));
             let (trial, ok) = match found.smallest {
                 Some(t) => (t, true),
                 None => match found.below.clone() {
@@ -354,6 +399,12 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
                 meets: ok,
                 paste,
             });
+        }
+        if let Some(cfg) = policy.blocking.as_ref().filter(|c| c.enabled)
+            && policy.model == ModelKind::Portable
+            && has_waits(scenario)
+        {
+            remedies.push(blocking_remedy(scenario, policy, cfg, share, &judge));
         }
         if let Some((s, changes)) = awaited(scenario) {
             let trial = judge(min, &s, policy);
@@ -395,6 +446,56 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
         as_is_meets,
         remedies,
         recommended,
+    }
+}
+
+/// The largest `ThreadsToAddWithoutDelay_ProcCountFactor` the search tries.
+pub const MAX_WITHOUT_DELAY_FACTOR: u32 = 64;
+
+/// The runtimeconfig knob of the no-delay factor.
+pub const WITHOUT_DELAY_KNOB: &str =
+    "System.Threading.ThreadPool.Blocking.ThreadsToAddWithoutDelay_ProcCountFactor";
+
+/// The smallest no-delay factor above the policy's that meets the goal
+/// (see the module head), searched as MinThreads is.
+fn blocking_remedy(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    cfg: &BlockingConfig,
+    share: f64,
+    judge: &dyn Fn(u32, &Scenario, &PolicyConfig) -> Trial,
+) -> Remedy {
+    let low = cfg.threads_to_add_without_delay_per_core + 1;
+    let found = Search::new(low, MAX_WITHOUT_DELAY_FACTOR.max(low), share)
+        .smallest(|k| judge(k, scenario, &with_without_delay(policy, k)));
+    let ok = found.smallest.is_some();
+    let trial = found
+        .smallest
+        .or_else(|| found.below.clone())
+        .unwrap_or_else(|| judge(low, scenario, policy));
+    let k = trial.value;
+    let paste = if ok {
+        vec![
+            format!(
+                "runtimeconfig.json   \"configProperties\": {{ \"{WITHOUT_DELAY_KNOB}\": {k} }}"
+            ),
+            format!(
+                "project file         <ItemGroup><RuntimeHostConfigurationOption Include=\"{WITHOUT_DELAY_KNOB}\" Value=\"{k}\" /></ItemGroup>"
+            ),
+        ]
+    } else {
+        Vec::new()
+    };
+    Remedy {
+        kind: RemedyKind::BlockingWithoutDelay,
+        what: format!(
+            "ThreadsToAddWithoutDelay {}{k} x cores",
+            if ok { "" } else { "up to " }
+        ),
+        below: if ok { found.below } else { None },
+        trial,
+        meets: ok,
+        paste,
     }
 }
 
@@ -497,7 +598,11 @@ impl Advice {
                 odds(&r.trial)
             );
             if let Some(b) = &r.below {
-                line.push_str(&format!(" (MinThreads {}: {})", b.value, odds(b)));
+                let name = match r.kind {
+                    RemedyKind::BlockingWithoutDelay => "factor",
+                    _ => "MinThreads",
+                };
+                line.push_str(&format!(" ({name} {}: {})", b.value, odds(b)));
             }
             if r.trial.runs < self.as_is.runs {
                 line.push_str(&format!(
@@ -541,7 +646,10 @@ impl Advice {
             peak(&r.trial.threads_peak),
             peak(&self.as_is.threads_peak)
         );
-        if r.kind == RemedyKind::MinThreads {
+        if matches!(
+            r.kind,
+            RemedyKind::MinThreads | RemedyKind::BlockingWithoutDelay
+        ) {
             let _ = writeln!(out, "  paste one of:");
         } else {
             let _ = writeln!(out, "  change:");
@@ -621,6 +729,62 @@ mod tests {
             text.contains("System.Threading.ThreadPool.MinThreads"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn blocked_waits_get_the_no_delay_factor_as_a_remedy_on_net6_and_later() {
+        let a = advice(SERVICE, Some("latency_p99_ms < 200"), 8);
+        let r = a
+            .remedies
+            .iter()
+            .find(|r| r.kind == RemedyKind::BlockingWithoutDelay)
+            .expect("a no-delay factor remedy");
+        assert!(r.trial.value >= 2, "{}", a.text());
+        if r.meets {
+            assert!(r.trial.share() >= a.share, "{}", a.text());
+            let below = r.below.as_ref().expect("the factor below was tried");
+            assert!(below.share() < a.share, "{}", a.text());
+            assert!(r.paste[0].contains(WITHOUT_DELAY_KNOB));
+        } else {
+            assert!(r.paste.is_empty());
+        }
+        // Not offered where the pool has no cooperative blocking.
+        let classic = advice(
+            &SERVICE.replace("\"net8\"", "\"coreclr3\""),
+            Some("latency_p99_ms < 200"),
+            4,
+        );
+        assert!(
+            classic
+                .remedies
+                .iter()
+                .all(|r| r.kind != RemedyKind::BlockingWithoutDelay)
+        );
+    }
+
+    /// A remedy applied is what its runs replayed: run 0 of the applied
+    /// workload gives the trial's first figures.
+    #[test]
+    fn a_remedy_applied_replays_its_trial() {
+        let scenario = parse_scenario(SERVICE, "service.toml").unwrap();
+        let policy = resolve_policy("net8").unwrap();
+        let opts = AdviseOptions {
+            runs: 4,
+            criterion: parse_goal(Some("latency_p99_ms < 200")).unwrap(),
+            vary_arrivals: true,
+        };
+        let a = advise(&scenario, &policy, &opts);
+        assert!(!a.remedies.is_empty());
+        for r in &a.remedies {
+            let (s, p) = r.apply(&scenario, &policy).expect("applies");
+            let run = replay(&s, &p, &opts, 0..1);
+            assert_eq!(
+                Some(run[0].0.latency_ms.p99),
+                r.trial.latency_p99_ms[0],
+                "{}",
+                r.what
+            );
+        }
     }
 
     #[test]
