@@ -13,7 +13,7 @@ use poolsim::engine::{self, SimOptions};
 use poolsim::policy::config::ThrottleKind;
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::{
-    Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Step, Submit, Throttle,
+    Arrival, Group, Machine, Origin, PoolSettings, Probe, Scenario, Spacing, Step, Submit, Throttle,
 };
 
 /// Every built-in policy the generated scenarios run under.
@@ -101,9 +101,15 @@ fn group(index: usize) -> impl Strategy<Value = Group> {
                     body
                 };
                 let arrival = if index > 0 && follow {
+                    // A phase after the earlier one: at once, or a stream.
                     Arrival::After {
                         group: index - 1,
                         delay: SimDuration::from_ms(5),
+                        spacing: if submit.one_call() {
+                            Spacing::AtOnce
+                        } else {
+                            arrival.spacing()
+                        },
                     }
                 } else if submit.one_call() {
                     Arrival::At(SimDuration::from_ms(10))

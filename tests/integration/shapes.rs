@@ -161,6 +161,51 @@ fn a_group_after_another_starts_when_it_ends() {
     assert_eq!(first_second.as_nanos(), last_first.as_nanos() + 50_000_000);
 }
 
+/// `after` with a stream: the traffic starts `delay` after the earlier
+/// group ends, one item per period from then (or Poisson gaps, the same
+/// ones `offsets` gives the real runners' plans).
+#[test]
+fn a_stream_after_another_group_starts_when_it_ends() {
+    let text = |arrival: &str| {
+        format!(
+            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+             [[group]]\nname = \"first\"\ncount = 5\nbody = [ {{ sleep_ms = 100 }} ]\n\
+             [[group]]\nname = \"second\"\ncount = 6\narrival = {{ after = \"first\", delay_ms = 50, {arrival} }}\nbody = [ {{ cpu_ms = 1 }} ]\n"
+        )
+    };
+    for arrival in ["every_ms = 20", "poisson_per_s = 40"] {
+        let text = text(arrival);
+        let r = run(&text, "net8");
+        let last_first = r
+            .trace
+            .items
+            .iter()
+            .filter(|i| i.group == 0)
+            .map(|i| i.finished)
+            .max()
+            .unwrap();
+        let mut queued: Vec<u64> = r
+            .trace
+            .items
+            .iter()
+            .filter(|i| i.group == 1)
+            .map(|i| i.queued.as_nanos() - last_first.as_nanos() - 50_000_000)
+            .collect();
+        queued.sort();
+        let scenario = poolsim::scenario::load::parse_scenario(&text, "t.toml").unwrap();
+        let offsets: Vec<u64> = poolsim::scenario::arrivals::offsets(&scenario, 1)
+            .iter()
+            .map(|o| o.as_nanos())
+            .collect();
+        assert_eq!(queued, offsets, "{arrival}");
+        if arrival.starts_with("every") {
+            assert_eq!(offsets[5], 100_000_000);
+        } else {
+            assert!(offsets.windows(2).any(|w| w[1] - w[0] != offsets[1]));
+        }
+    }
+}
+
 #[test]
 fn cooperative_blocking_counts_task_waits_but_not_sleeps() {
     let waits = scenario(4, "count = 40\nbody = [ { wait_ms = 1000 } ]");

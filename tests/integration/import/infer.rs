@@ -346,7 +346,7 @@ fn infer_a_later_phase_follows_the_earlier_one() {
     assert!(!later.is_empty(), "{}", d.toml);
     for g in later {
         match g.arrival {
-            Arrival::After { group, delay } => {
+            Arrival::After { group, delay, .. } => {
                 assert_eq!(group, first, "{}", d.toml);
                 // Phase 1 ended at 1000.5 ms; phase 2's stretches are
                 // estimated to start one item before their samples.

@@ -7,12 +7,10 @@
 //! (`threads.main_yields_to_first_worker`): its later arrivals then wait
 //! until it gets the core back (`Engine::main_resume`).
 
-use rand::RngExt;
-
 use crate::policy::{Policy, RequestCause};
 use crate::pool::state::PoolHost;
-use crate::scenario::{Arrival, Origin, Submit};
-use crate::time::{SimDuration, SimTime};
+use crate::scenario::{Origin, Submit};
+use crate::time::SimTime;
 use crate::trace::{Decision, ProbeRecord, ThreadId, TraceEvent, TraceSink};
 
 use super::queue::EventKind;
@@ -135,17 +133,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             let created_first = created_first && self.world.tally.existing > 0;
             let state = &mut self.world.groups[g as usize];
             state.submitted += 1;
-            match &group.arrival {
-                Arrival::At(_) | Arrival::After { .. } => {}
-                Arrival::Every { every, .. } => state.next_at += *every,
-                Arrival::Poisson { per_second, .. } => {
-                    if let Some(rng) = state.arrivals.as_mut() {
-                        let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
-                        let gap_ns = (-u.ln() / per_second * 1e9).round();
-                        state.next_at += SimDuration(gap_ns.min(1e18) as u64);
-                    }
-                }
-            }
+            state.next_at += group.arrival.spacing().gap(state.arrivals.as_mut());
             if created_first {
                 // One core: the new worker takes it; the main thread's next
                 // submissions wait for it (see `main_resume`).

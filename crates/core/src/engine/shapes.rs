@@ -332,6 +332,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             if let crate::scenario::Arrival::After {
                 group: after,
                 delay,
+                ..
             } = group.arrival
                 && after == g as usize
                 && group.count > 0

@@ -211,19 +211,15 @@ impl<'a, S: TraceSink> World<'a, S> {
             .iter()
             .zip(&throttles.of_group)
             .map(|(g, &(pair, semaphore))| {
-                let (start, arrivals) = match &g.arrival {
-                    Arrival::At(at) => (*at, None),
+                let start = match &g.arrival {
+                    Arrival::At(at) => *at,
                     // Scheduled when the earlier group finishes.
-                    Arrival::After { .. } => (SimDuration(u64::MAX), None),
-                    Arrival::Every { start, .. } => (*start, None),
-                    Arrival::Poisson { start, .. } => (
-                        *start,
-                        Some(rng::stream(
-                            scenario.workload_seed(),
-                            &format!("arrivals/{}", g.name),
-                        )),
-                    ),
+                    Arrival::After { .. } => SimDuration(u64::MAX),
+                    Arrival::Every { start, .. } | Arrival::Poisson { start, .. } => *start,
                 };
+                let arrivals = g.arrival.spacing().is_random().then(|| {
+                    rng::stream(scenario.workload_seed(), &format!("arrivals/{}", g.name))
+                });
                 GroupState {
                     submitted: 0,
                     finished: 0,

@@ -258,10 +258,66 @@ pub enum Arrival {
     /// A Poisson process of `per_second` items per second from `start`,
     /// drawn from the run's `arrivals` stream.
     Poisson { start: SimDuration, per_second: f64 },
-    /// All at once, `delay` after the last item of an earlier group (by
-    /// index) finished: the next phase of the same program (seed 003 runs
-    /// its throttled pass after the unthrottled one, in one process).
-    After { group: usize, delay: SimDuration },
+    /// `delay` after the last item of an earlier group (by index)
+    /// finished, spaced by `spacing` from then (all at once by default):
+    /// the next phase of the same program (seed 003 runs its throttled
+    /// pass after the unthrottled one, in one process; a service's next
+    /// phase of traffic starts when a warm-up ends).
+    After {
+        group: usize,
+        delay: SimDuration,
+        spacing: Spacing,
+    },
+}
+
+/// How a group's items are spaced once it has started.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Spacing {
+    /// All at once, in a tight loop.
+    AtOnce,
+    /// One every period.
+    Every(SimDuration),
+    /// Exponential gaps: a Poisson process of this many items a second,
+    /// drawn from the run's `arrivals/<group>` stream.
+    Poisson(f64),
+}
+
+impl Arrival {
+    /// How the items are spaced once the group has started.
+    pub fn spacing(&self) -> Spacing {
+        match *self {
+            Arrival::At(_) => Spacing::AtOnce,
+            Arrival::Every { every, .. } => Spacing::Every(every),
+            Arrival::Poisson { per_second, .. } => Spacing::Poisson(per_second),
+            Arrival::After { spacing, .. } => spacing,
+        }
+    }
+}
+
+impl Spacing {
+    /// The gap before the next item: the one rule the simulator and the
+    /// real runners' plans draw arrivals by (`rng`: the group's
+    /// `arrivals/<group>` stream, used by Poisson spacing only).
+    pub fn gap(&self, rng: Option<&mut rand_chacha::ChaCha8Rng>) -> SimDuration {
+        use rand::RngExt;
+        match *self {
+            Spacing::AtOnce => SimDuration::ZERO,
+            Spacing::Every(every) => every,
+            Spacing::Poisson(per_second) => match rng {
+                Some(rng) => {
+                    let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+                    let gap_ns = (-u.ln() / per_second * 1e9).round();
+                    SimDuration(gap_ns.min(1e18) as u64)
+                }
+                None => SimDuration::ZERO,
+            },
+        }
+    }
+
+    /// Whether the gaps are drawn (a random stream is needed).
+    pub fn is_random(&self) -> bool {
+        matches!(self, Spacing::Poisson(_))
+    }
 }
 
 /// One step of a work item's body.

@@ -57,7 +57,7 @@ pub fn plan_text(
             )));
         }
         let (start_us, after, delay_us) = match &group.arrival {
-            Arrival::After { group, delay } => (0, *group as i64, us(*delay)),
+            Arrival::After { group, delay, .. } => (0, *group as i64, us(*delay)),
             _ => (arrivals::start(scenario, g).map(us).unwrap_or(0), -1, 0),
         };
         let (throttle, limit) = match group_throttle(scenario, g, policy) {

@@ -1,11 +1,13 @@
 //! A group's `arrival`: exactly one of `at_ms`, `every_ms`,
 //! `poisson_per_s` or `after` (an earlier group, by name), with the
-//! `start_ms` or `delay_ms` that goes with it.
+//! `start_ms` or `delay_ms` that goes with it; `after` may take `every_ms`
+//! or `poisson_per_s` too, for a stream that starts when the earlier group
+//! ends.
 
 use toml::Spanned;
 
 use crate::diagnostics::{Problem, Report};
-use crate::scenario::model::Arrival;
+use crate::scenario::model::{Arrival, Spacing};
 use crate::scenario::raw::{RawArrival, TimeUnit};
 use crate::time::SimDuration;
 
@@ -27,8 +29,13 @@ pub(super) fn build_arrival(
         ("after", raw.after.is_some()),
     ];
     let given: Vec<&str> = kinds.iter().filter(|(_, s)| *s).map(|(k, _)| *k).collect();
-    let form_help = "write one of { at_ms = 0 }, { every_ms = 100, start_ms = 0 }, { poisson_per_s = 50, start_ms = 0 }, { after = \"earlier group\", delay_ms = 0 }";
-    if given.len() != 1 {
+    let form_help = "write one of { at_ms = 0 }, { every_ms = 100, start_ms = 0 }, { poisson_per_s = 50, start_ms = 0 }, { after = \"earlier group\", delay_ms = 0 } (add every_ms or poisson_per_s to it for a stream)";
+    // `after` says when the group starts; `every_ms` or `poisson_per_s`
+    // may go with it to say how its items are spaced from then.
+    let stream_after = given.len() == 2
+        && raw.after.is_some()
+        && (raw.every_ms.is_some() || raw.poisson_per_s.is_some());
+    if given.len() != 1 && !stream_after {
         let message = if given.is_empty() {
             "an arrival needs one of `at_ms`, `every_ms`, `poisson_per_s` or `after`".to_string()
         } else {
@@ -117,6 +124,7 @@ pub(super) fn build_arrival(
         return Arrival::After {
             group: group.unwrap_or(0),
             delay,
+            spacing: build_spacing(path, raw, r).unwrap_or(Spacing::AtOnce),
         };
     }
     if let Some(at) = &raw.at_ms {
@@ -133,14 +141,21 @@ pub(super) fn build_arrival(
         });
         return Arrival::At(at.unwrap_or(SimDuration::ZERO));
     }
+    match build_spacing(path, raw, r) {
+        Some(Spacing::Every(every)) => Arrival::Every { start, every },
+        Some(Spacing::Poisson(per_second)) => Arrival::Poisson { start, per_second },
+        _ => Arrival::At(SimDuration::ZERO),
+    }
+}
+
+/// The spacing `every_ms` or `poisson_per_s` gives, if either is written
+/// (with a bad value, the spacing a later error cannot follow from).
+fn build_spacing(path: &str, raw: &RawArrival, r: &mut Report<'_>) -> Option<Spacing> {
     if let Some(every) = &raw.every_ms {
         let every = r.check(every, &format!("{path}.every_ms"), |n| {
             n.duration(TimeUnit::Ms, true)
         });
-        return Arrival::Every {
-            start,
-            every: every.unwrap_or(SimDuration::ZERO),
-        };
+        return Some(Spacing::Every(every.unwrap_or(SimDuration::ZERO)));
     }
     if let Some(rate) = &raw.poisson_per_s {
         let per_second = r.check(rate, &format!("{path}.poisson_per_s"), |n| {
@@ -157,10 +172,7 @@ pub(super) fn build_arrival(
                 Ok(x)
             }
         });
-        return Arrival::Poisson {
-            start,
-            per_second: per_second.unwrap_or(1.0),
-        };
+        return Some(Spacing::Poisson(per_second.unwrap_or(1.0)));
     }
-    Arrival::At(SimDuration::ZERO)
+    None
 }

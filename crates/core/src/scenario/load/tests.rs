@@ -234,3 +234,40 @@ fn never_panics_on_mangled_input() {
         }
     }
 }
+
+#[test]
+fn after_takes_a_stream_but_not_an_instant() {
+    let text = |arrival: &str| {
+        format!(
+            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+             [[group]]\nname = \"a\"\ncount = 1\nbody = [ {{ cpu_ms = 1 }} ]\n\
+             [[group]]\nname = \"b\"\ncount = 2\narrival = {arrival}\nbody = [ {{ cpu_ms = 1 }} ]\n"
+        )
+    };
+    let s = parse_scenario(&text("{ after = \"a\", poisson_per_s = 20 }"), "x.toml").unwrap();
+    assert_eq!(
+        s.groups[1].arrival,
+        Arrival::After {
+            group: 0,
+            delay: SimDuration::ZERO,
+            spacing: crate::scenario::model::Spacing::Poisson(20.0)
+        }
+    );
+    let s = parse_scenario(
+        &text("{ after = \"a\", delay_ms = 5, every_ms = 10 }"),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        s.groups[1].arrival.spacing(),
+        crate::scenario::model::Spacing::Every(SimDuration::from_ms(10))
+    );
+    let e = parse_scenario(&text("{ after = \"a\", at_ms = 5 }"), "x.toml").unwrap_err();
+    assert!(e.to_string().contains("found `at_ms` and `after`"), "{e}");
+    let e = parse_scenario(
+        &text("{ after = \"a\", every_ms = 5, poisson_per_s = 3 }"),
+        "x.toml",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("an arrival has one kind"), "{e}");
+}

@@ -864,6 +864,7 @@ impl Inner {
             if let Arrival::After {
                 group: after,
                 delay,
+                ..
             } = group.arrival
                 && after == g as usize
                 && group.count > 0
