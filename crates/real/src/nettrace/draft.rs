@@ -60,12 +60,12 @@ pub const POISSON_MIN_ARRIVALS: usize = 30;
 /// The gaps' coefficient of variation (standard deviation / mean) of a
 /// Poisson stream is 1; evenly spaced arrivals give 0 and bursts well above
 /// 1. A stream's estimate is read as Poisson within these bounds.
-const POISSON_CV: (f64, f64) = (0.75, 1.33);
+pub const POISSON_CV: (f64, f64) = (0.75, 1.33);
 /// A steady rate: the span cut into this many equal windows, each holding
 /// its share of the arrivals within [`POISSON_WINDOW_SIGMAS`] standard
 /// deviations (a Poisson count's is the square root of its mean).
-const POISSON_WINDOWS: usize = 4;
-const POISSON_WINDOW_SIGMAS: f64 = 3.0;
+pub const POISSON_WINDOWS: usize = 4;
+pub const POISSON_WINDOW_SIGMAS: f64 = 3.0;
 
 /// What [`poisson_rate`] read from a stream of arrivals.
 #[derive(Debug, Clone, Copy, PartialEq)]
