@@ -273,6 +273,25 @@ pub fn print_distribution(d: &DistributionReport) {
         "two-sample KS on makespans: D = {:.2}, p = {:.3} (reported, not checked)",
         d.ks.d, d.ks.p_value
     );
+    println!(
+        "latency (queued -> finished), model median vs measured median (reported, not checked):"
+    );
+    for (name, pair) in [
+        ("p50", d.latency_p50_ms),
+        ("p95", d.latency_p95_ms),
+        ("p99", d.latency_p99_ms),
+    ] {
+        println!(
+            "  {name}  {} vs {}  ({:+.1} %)",
+            human_ms(pair.simulated),
+            human_ms(pair.measured),
+            pair.error() * 100.0
+        );
+    }
+    println!(
+        "peak threads, model median vs measured median: {:.0} vs {:.0}",
+        d.threads_peak.simulated, d.threads_peak.measured
+    );
     match d.width_ratio {
         Some(r) => {
             println!("model p5-p95 width / measured min-max width: {r:.2} (reported, not checked)")

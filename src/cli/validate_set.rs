@@ -14,7 +14,7 @@ use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread;
 use poolsim::validate::distribution::{
-    self, DistTolerances, DistributionReport, SetSummary, summarize_set,
+    self, DistTolerances, DistributionReport, LATENCY_P99_TOLERANCE, SetSummary, summarize_set,
 };
 
 use super::Failure;
@@ -64,7 +64,7 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
             }
         );
         println!(
-            "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5}  result",
+            "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5} {:>8}  result",
             "scenario",
             "items",
             "cores",
@@ -73,7 +73,8 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
             "in",
             "median",
             "offsets",
-            "KS D"
+            "KS D",
+            "p99 lat"
         );
     }
     let mut reports: Vec<DistributionReport> = Vec::new();
@@ -245,7 +246,7 @@ fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
         .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
     let med = poolsim::validate::distribution::median_of(m);
     println!(
-        "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2}  {}",
+        "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2} {:>7.1}%  {}",
         stem(g),
         items,
         cores,
@@ -255,6 +256,7 @@ fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
         r.median_error * 100.0,
         r.offset_error_ms,
         r.ks.d,
+        r.latency_p99_ms.error() * 100.0,
         if r.pass { "pass" } else { "FAIL" }
     );
 }
@@ -288,6 +290,16 @@ fn print_summary(s: &SetSummary, failed: &[(String, i32)], pass: bool) {
         "two-sample KS on makespans: median D {:.2}; p < 0.05 in {:.0} % of the scenarios",
         s.median_ks_d,
         s.ks_rejected_share * 100.0
+    );
+    println!(
+        "p99 latency (queued -> finished), model median within {:.0} % of the measured median: \
+         {} of {} scenarios; median |p99 error| {:.1} %; median |peak threads error| {:.1} \
+         (reported, not checked)",
+        LATENCY_P99_TOLERANCE * 100.0,
+        s.latency_p99_within,
+        s.scenarios,
+        s.median_abs_latency_p99_error * 100.0,
+        s.median_abs_peak_error
     );
     if s.misses_over_10_percent.is_empty() {
         println!("no scenario's median misses by more than 10 %");

@@ -118,6 +118,17 @@ fn check_set(grammar_seed: u64, folder: &str, runtimes: &[Runtime]) {
             s.coverage * 100.0,
             s.median_abs_median_error * 100.0
         ));
+        // What a service owner reads: the p99 latency within 15 % in at
+        // least 80 % of the scenarios (issue 33's target; every recorded
+        // set meets it, 35 to 39 of 40).
+        assert!(
+            s.latency_p99_within * 5 >= s.scenarios * 4,
+            "{folder} {}: p99 latency within 15 % in {} of {} scenarios (median |error| {:.1} %)",
+            rt.name(),
+            s.latency_p99_within,
+            s.scenarios,
+            s.median_abs_latency_p99_error * 100.0
+        );
     }
     let listed = crate::common::check_list(&format!("{folder}/KNOWN_MISSES"));
     crate::common::assert_distribution_misses_are_listed(&misses, &listed, &lines);

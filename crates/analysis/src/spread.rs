@@ -108,6 +108,10 @@ pub struct RunFigures {
     pub makespan_ms: f64,
     pub start_delay_p95_ms: f64,
     pub threads_peak: u32,
+    /// Latency (queued → finished) p50, p95 and p99, ms: what a service
+    /// owner reads (validation compares them with the measured runs').
+    #[serde(skip)]
+    pub latency_ms: [f64; 3],
     /// Every finished item's start, from the run's first submission, sorted
     /// (kept only by [`spread_with_offsets`]).
     #[serde(skip)]
@@ -213,6 +217,7 @@ fn spread_runs(
                 makespan_ms: m.makespan_ms,
                 start_delay_p95_ms: m.start_delay_ms.p95,
                 threads_peak: m.threads_peak,
+                latency_ms: [m.latency_ms.p50, m.latency_ms.p95, m.latency_ms.p99],
                 start_offsets_ms: if keep_offsets {
                     crate::metrics::start_offsets_ms(&r.trace)
                 } else {
@@ -292,6 +297,7 @@ mod tests {
             makespan_ms,
             start_delay_p95_ms: 0.0,
             threads_peak,
+            latency_ms: [0.0; 3],
             start_offsets_ms: Vec::new(),
         }
     }

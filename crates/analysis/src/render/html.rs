@@ -1528,6 +1528,7 @@ mod tests {
                         makespan_ms,
                         start_delay_p95_ms: 0.0,
                         threads_peak,
+                        latency_ms: [0.0; 3],
                         start_offsets_ms: Vec::new(),
                     },
                 )
