@@ -34,18 +34,17 @@ fn summary(path: &Path) -> HashMap<String, f64> {
         .collect()
 }
 
+/// The lowest and highest of a trial's figure in advise's JSON (runs that
+/// did not complete are nulls), as advise's own text reads it.
 fn range(values: &serde_json::Value) -> (f64, f64) {
-    let v: Vec<f64> = values
+    let v: Vec<Option<f64>> = values
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|x| x.as_f64())
+        .map(|x| x.as_f64())
         .collect();
-    assert!(!v.is_empty());
-    (
-        v.iter().copied().fold(f64::INFINITY, f64::min),
-        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    )
+    let s = poolsim::remedy::Span::of(&v).expect("a completed run");
+    (s.lo, s.hi)
 }
 
 /// The loop of one app: the replay check passes, the advice is the one

@@ -49,7 +49,7 @@ use crate::output::human_ms;
 use crate::policy::config::BlockingConfig;
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
-use crate::remedy::{Criterion, Search, Trial};
+use crate::remedy::{Criterion, Search, Span, Trial};
 use crate::scenario::{Arrival, Scenario, Step};
 use crate::trace::NullSink;
 
@@ -499,36 +499,25 @@ fn blocking_remedy(
     }
 }
 
-/// "mean (lo to hi)" of the completed runs' values, as durations.
+/// "median (lo to hi)" of the completed runs' values, as durations.
 fn spread_ms(values: &[Option<f64>]) -> String {
-    let v: Vec<f64> = values.iter().flatten().copied().collect();
-    if v.is_empty() {
-        return "- (no run completed)".into();
-    }
-    let mut sorted = v.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
-    if sorted.len() == 1 || sorted[0] == sorted[sorted.len() - 1] {
-        human_ms(median)
-    } else {
-        format!(
+    match Span::of(values) {
+        None => "- (no run completed)".into(),
+        Some(s) if s.lo == s.hi => human_ms(s.median),
+        Some(s) => format!(
             "{} ({} to {})",
-            human_ms(median),
-            human_ms(sorted[0]),
-            human_ms(sorted[sorted.len() - 1])
-        )
+            human_ms(s.median),
+            human_ms(s.lo),
+            human_ms(s.hi)
+        ),
     }
 }
 
 fn peak(values: &[Option<f64>]) -> String {
-    let v: Vec<f64> = values.iter().flatten().copied().collect();
-    match (
-        v.iter().copied().reduce(f64::min),
-        v.iter().copied().reduce(f64::max),
-    ) {
-        (Some(lo), Some(hi)) if lo == hi => format!("{lo:.0}"),
-        (Some(lo), Some(hi)) => format!("{lo:.0} to {hi:.0}"),
-        _ => "-".into(),
+    match Span::of(values) {
+        Some(s) if s.lo == s.hi => format!("{:.0}", s.lo),
+        Some(s) => format!("{:.0} to {:.0}", s.lo, s.hi),
+        None => "-".into(),
     }
 }
 

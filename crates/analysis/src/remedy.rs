@@ -89,6 +89,38 @@ pub fn work_waited(summary: &Summary) -> bool {
         && summary.start_delay_ms.p95 >= MIN_DELAY_P95_MS
 }
 
+/// The completed runs' values of one figure of a trial (`None`s, runs
+/// that did not complete, left out): what advise, `sweep --best` and the
+/// closed loop's checks print or compare.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub lo: f64,
+    /// The middle value (the upper one of an even count).
+    pub median: f64,
+    pub mean: f64,
+    pub hi: f64,
+    /// How many values.
+    pub n: usize,
+}
+
+impl Span {
+    /// The span of `values`' completed entries; `None` when none completed.
+    pub fn of(values: &[Option<f64>]) -> Option<Span> {
+        let mut v: Vec<f64> = values.iter().flatten().copied().collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        Some(Span {
+            lo: v[0],
+            median: v[v.len() / 2],
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            hi: v[v.len() - 1],
+            n: v.len(),
+        })
+    }
+}
+
 /// One candidate value, replayed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Trial {

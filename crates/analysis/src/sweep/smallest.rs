@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::engine::{self, SimOptions};
 use crate::metrics;
-use crate::remedy::{Criterion, DEFAULT_SHARE, Found, Search, Trial};
+use crate::remedy::{Criterion, DEFAULT_SHARE, Found, Search, Span, Trial};
 use crate::sweep::SweepError;
 use crate::sweep::best::{Constraint, Goal, human, split_objective};
 use crate::sweep::grid::Value;
@@ -184,17 +184,10 @@ pub fn answer(input: &SweepInput, q: &SmallestQuestion) -> Result<Vec<SmallestAn
 
 /// One quantile summary of a trial's runs: "mean (lo to hi)".
 fn spread(values: &[Option<f64>]) -> String {
-    let v: Vec<f64> = values.iter().flatten().copied().collect();
-    if v.is_empty() {
-        return "-".into();
-    }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if v.len() == 1 {
-        human(mean)
-    } else {
-        format!("{} ({} to {})", human(mean), human(lo), human(hi))
+    match Span::of(values) {
+        None => "-".into(),
+        Some(s) if s.n == 1 => human(s.mean),
+        Some(s) => format!("{} ({} to {})", human(s.mean), human(s.lo), human(s.hi)),
     }
 }
 
