@@ -384,6 +384,6 @@
 
 pub use poolsim_real::{
     account, advise, coordination, counters, diagnostics, engine, explain, files, generate,
-    measure, metrics, nettrace, output, policy, policy_file, pool, remedy, render, replay_check,
-    reproduce, rng, scenario, spread, stream, sweep, time, trace, validate, verdict,
+    generate_apps, measure, metrics, nettrace, output, policy, policy_file, pool, remedy, render,
+    replay_check, reproduce, rng, scenario, spread, stream, sweep, time, trace, validate, verdict,
 };

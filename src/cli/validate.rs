@@ -57,7 +57,8 @@ Examples:
   poolsim validate scenarios/validation/sleep-burst.toml --runtime net8 \\
       --fixtures tests/fixtures/validation/sleep-burst
   poolsim validate scenarios/validation/one-core.toml --runtime net8 --repeat 5 --runs 200
-  poolsim validate --generate 40 --seed 1 --runtime mono --repeat 5 --record gen-mono")]
+  poolsim validate --generate 40 --seed 1 --runtime mono --repeat 5 --record gen-mono
+  poolsim validate --generate 40 --grammar apps --seed 1 --runtime net8 --dry-run")]
 pub struct ValidateArgs {
     /// The scenario file (TOML); leave it out with --generate.
     #[arg(required_unless_present = "generate", conflicts_with = "generate")]
@@ -100,6 +101,15 @@ pub struct ValidateArgs {
     /// The grammar's seed for --generate.
     #[arg(long, default_value_t = 1, value_name = "S", requires = "generate")]
     pub seed: u64,
+    /// Which grammar --generate draws from: `bursts` (4 to 60 items at once,
+    /// staggered or Poisson over a few seconds; the recorded sets'
+    /// grammar) or `apps` (the shapes of real apps: 1 to 2,000 items,
+    /// request streams sustained 5 to 60 s at loads under, near and over
+    /// what the pool keeps up with, async fan-out, nested submission,
+    /// head-of-line blocking, Parallel loops over blocking bodies, a
+    /// warm-up then traffic; crates/analysis/src/generate_apps.rs).
+    #[arg(long, value_enum, default_value_t = Grammar::Bursts, requires = "generate")]
+    pub grammar: Grammar,
     /// With --generate: run nothing; print each scenario's simulated range
     /// and what the live runs would cost in wall-clock time.
     #[arg(long, requires = "generate")]
@@ -107,6 +117,15 @@ pub struct ValidateArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The grammars of `validate --generate`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grammar {
+    /// `poolsim::generate`: small bursts (the recorded sets).
+    Bursts,
+    /// `poolsim::generate_apps`: the shapes of real apps.
+    Apps,
 }
 
 /// `--runs`, checked before anything else (both modes take it).

@@ -19,7 +19,7 @@ use poolsim::validate::distribution::{
 
 use super::Failure;
 use super::measure::{measure_timed, parse_runtime, save_runs};
-use super::validate::{ValidateArgs, check_runs};
+use super::validate::{Grammar, ValidateArgs, check_runs};
 
 /// The set passes with at least this share of measured runs in range ...
 pub const SET_COVERAGE: f64 = 0.90;
@@ -47,7 +47,10 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
     let name = policy_name(runtime, args.policy.as_deref());
     let policy = resolve_policy(&name)?;
     let sim_runs = args.runs.unwrap_or(100);
-    let set = generate::generate(n, args.seed, &name);
+    let set = match args.grammar {
+        Grammar::Bursts => generate::generate(n, args.seed, &name),
+        Grammar::Apps => poolsim::generate_apps::generate_apps(n, args.seed, &name),
+    };
     if args.dry_run {
         return dry_run(args, &policy, &set, sim_runs);
     }

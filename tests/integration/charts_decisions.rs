@@ -15,11 +15,9 @@ use serde_json::Value;
 
 use crate::common::{poolsim, scenario};
 
+/// A fresh directory of this file's own (the rule: `common::temp_dir`).
 fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("poolsim-charts-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::temp_dir(&format!("charts-decisions-{name}"))
 }
 
 /// Seed 001 (ten 4 s sleeps on 4 cores) under the classic pool, with its

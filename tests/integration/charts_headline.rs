@@ -11,11 +11,9 @@ use poolsim::trace::EventLog;
 
 use crate::common::poolsim;
 
+/// A fresh directory of this file's own (the rule: `common::temp_dir`).
 fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("poolsim-charts-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::temp_dir(&format!("charts-headline-{name}"))
 }
 
 /// The text of every `<text>` element of an SVG, trimmed.

@@ -8,11 +8,9 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{poolsim, repo_path};
 
+/// A fresh directory of this file's own (the rule: `common::temp_dir`).
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("poolsim-html-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::temp_dir(&format!("html-{name}"))
 }
 
 fn stderr(o: &std::process::Output) -> String {

@@ -41,6 +41,7 @@ pub mod counters;
 pub mod explain;
 pub mod files;
 pub mod generate;
+pub mod generate_apps;
 pub mod metrics;
 pub mod output;
 pub mod remedy;

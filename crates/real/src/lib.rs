@@ -7,9 +7,9 @@
 //! re-exported here, so a path is the same in every crate.
 
 pub use poolsim_analysis::{
-    advise, coordination, counters, diagnostics, engine, explain, files, generate, metrics, output,
-    policy, policy_file, pool, remedy, render, rng, scenario, spread, stream, sweep, time, trace,
-    verdict,
+    advise, coordination, counters, diagnostics, engine, explain, files, generate, generate_apps,
+    metrics, output, policy, policy_file, pool, remedy, render, rng, scenario, spread, stream,
+    sweep, time, trace, verdict,
 };
 
 pub mod account;
