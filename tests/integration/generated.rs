@@ -36,7 +36,10 @@ use crate::common::repo_path;
 const SET: usize = 40;
 const SIM_RUNS: usize = 100;
 
-/// The recorded sets: grammar seed, folder, runtimes.
+/// A grammar: `generate` (small bursts) or `generate_apps` (real apps).
+type Grammar = fn(usize, u64, &str) -> Vec<poolsim::generate::Generated>;
+
+/// The recorded sets of the bursts grammar: grammar seed, folder, runtimes.
 const SETS: [(u64, &str, &[Runtime]); 6] = [
     (
         1,
@@ -54,11 +57,29 @@ const SETS: [(u64, &str, &[Runtime]); 6] = [
     (6, "tests/fixtures/generated-6", &[Runtime::Mono]),
 ];
 
+/// The recorded sets of the apps grammar (issue 33): grammar seed, folder,
+/// runtimes. Seed 1 on .NET 8 is the first look (3 runs each), recorded
+/// before any model was changed for this grammar.
+const APPS_SETS: [(u64, &str, &[Runtime]); 1] =
+    [(1, "tests/fixtures/generated-apps-1", &[Runtime::Net8])];
+
 fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, DistributionReport)> {
+    replay_grammar(generate, 5, grammar_seed, folder, rt)
+}
+
+/// Replays a recorded set of `grammar` (each scenario recorded at least
+/// `min_runs` times) against the runtime's model.
+fn replay_grammar(
+    grammar: Grammar,
+    min_runs: usize,
+    grammar_seed: u64,
+    folder: &str,
+    rt: Runtime,
+) -> Vec<(String, DistributionReport)> {
     let dir = repo_path(&format!("{folder}/{}", rt.name()));
     let policy_name = rt.policy().unwrap();
     let policy = resolve_policy(policy_name).unwrap();
-    generate(SET, grammar_seed, policy_name)
+    grammar(SET, grammar_seed, policy_name)
         .into_iter()
         .map(|g| {
             let recorded = std::fs::read_to_string(dir.join(&g.file))
@@ -73,7 +94,7 @@ fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, Distribu
             let scenario = parse_scenario(&g.toml, &g.file).unwrap();
             let stem = g.file.trim_end_matches(".toml").to_string();
             let runs = measure::read_recorded(&dir.join(&stem), rt, &scenario).unwrap();
-            assert!(runs.len() >= 5, "{stem}: {} runs", runs.len());
+            assert!(runs.len() >= min_runs, "{stem}: {} runs", runs.len());
             assert!(
                 runs.iter().all(|m| m.tiered_compilation() != Some(false)),
                 "{stem}: recorded with the runtime's defaults"
@@ -97,6 +118,32 @@ fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, Distribu
 fn the_generated_sets_meet_the_distribution_checks_but_for_the_listed_misses() {
     for (grammar_seed, folder, runtimes) in SETS {
         check_set(grammar_seed, folder, runtimes);
+    }
+}
+
+/// The apps grammar's recorded sets: the grammar still draws them, and
+/// every distribution check a model misses there is listed in the set's
+/// `KNOWN_MISSES` (and every listed one still misses). Its p99 target is
+/// not held: that set is where the models are measured against it.
+#[test]
+fn the_apps_sets_miss_only_their_listed_checks() {
+    for (grammar_seed, folder, runtimes) in APPS_SETS {
+        let mut misses = BTreeSet::new();
+        let mut lines = Vec::new();
+        for &rt in runtimes {
+            let reports = replay_grammar(
+                poolsim::generate_apps::generate_apps,
+                3,
+                grammar_seed,
+                folder,
+                rt,
+            );
+            for (stem, r) in &reports {
+                crate::common::distribution_misses(stem, rt.name(), r, &mut misses, &mut lines);
+            }
+        }
+        let listed = crate::common::check_list(&format!("{folder}/KNOWN_MISSES"));
+        crate::common::assert_distribution_misses_are_listed(&misses, &listed, &lines);
     }
 }
 
