@@ -180,3 +180,46 @@ fn check_set(grammar_seed: u64, folder: &str, runtimes: &[Runtime]) {
     let listed = crate::common::check_list(&format!("{folder}/KNOWN_MISSES"));
     crate::common::assert_distribution_misses_are_listed(&misses, &listed, &lines);
 }
+
+/// .NET 6+'s hill climbing never takes the goal below `MinThreadsGoal`,
+/// min(goal, min + threads blocked in Task.Wait). On apps-1-20 (a
+/// sync-over-async request stream on one core) the real pool made no
+/// starvation adjustment in any of its three recorded runs; a model whose
+/// hill climbing dropped the goal under a blocked thread stopped the running
+/// one and waited for the gate's starvation tick (5 of them, p99 +90 %).
+#[test]
+fn hill_climbing_keeps_the_goal_for_blocked_waits_as_the_real_pool_does() {
+    let dir = repo_path("tests/fixtures/generated-apps-1/net8");
+    for run in 1..=3 {
+        let out = crate::common::poolsim(&[
+            "import",
+            dir.join(format!("apps-1-20/net8-{run}.nettrace"))
+                .to_str()
+                .unwrap(),
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["adjustments_by_reason"].get("Starvation").is_none(),
+            "real run {run}: {}",
+            v["adjustments_by_reason"]
+        );
+    }
+    let out = crate::common::poolsim(&[
+        "run",
+        dir.join("apps-1-20.toml").to_str().unwrap(),
+        "--json",
+        "--items",
+        "0",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reasons: Vec<&str> = v["adjustments_by_reason"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap())
+        .collect();
+    assert!(!reasons.contains(&"Starvation"), "{reasons:?}");
+    assert!(reasons.contains(&"ClimbingMove"), "{reasons:?}");
+    assert!(reasons.contains(&"CooperativeBlocking"), "{reasons:?}");
+}

@@ -90,6 +90,17 @@ impl Portable {
         }
     }
 
+    /// `MinThreadsGoal`: min(goal, target), never below the minimum. The
+    /// floor of hill climbing's control setting and new count
+    /// (`HillClimbing.Update` clamps to it in .NET 6+: "when some threads
+    /// are blocked due to cooperative blocking, ensure that hill climbing
+    /// does not decrease the thread count below the expected minimum") and
+    /// of a timed-out thread's goal (`PortableThreadPool.Blocking.cs`,
+    /// `PortableThreadPool.WorkerThread.cs`).
+    fn min_threads_goal(&self) -> u32 {
+        self.base.min.max(self.target().min(self.goal))
+    }
+
     fn target(&self) -> u32 {
         if self.blocked == 0 {
             self.base.min
@@ -296,7 +307,7 @@ impl Policy for Portable {
                 self.goal,
                 counts.working,
                 self.gate.cpu_utilization,
-                self.base.limits(),
+                (self.min_threads_goal(), self.base.max),
             )
         {
             let old = self.goal;
@@ -405,8 +416,7 @@ impl Policy for Portable {
             return false;
         }
         let remaining = counts.existing - 1;
-        let floor = self.base.min.max(self.target().min(self.goal));
-        let goal = remaining.min(self.goal).max(floor);
+        let goal = remaining.min(self.goal).max(self.min_threads_goal());
         self.set_goal(pool, goal, GoalReason::ThreadTimedOut);
         self.hill_climbing
             .climber
