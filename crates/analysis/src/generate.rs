@@ -83,7 +83,8 @@ enum Kind {
     Yield,
 }
 
-fn pick<T: Copy>(r: &mut ChaCha8Rng, weighted: &[(u32, T)]) -> T {
+/// One of `weighted`'s values, drawn by weight (both grammars draw with it).
+pub(crate) fn pick<T: Copy>(r: &mut ChaCha8Rng, weighted: &[(u32, T)]) -> T {
     let total: u32 = weighted.iter().map(|w| w.0).sum();
     let mut x = r.random_range(0..total);
     for &(w, v) in weighted {

@@ -345,17 +345,7 @@ struct App {
     groups: Vec<Group>,
 }
 
-fn pick<T: Copy>(r: &mut ChaCha8Rng, weighted: &[(u32, T)]) -> T {
-    let total: u32 = weighted.iter().map(|w| w.0).sum();
-    let mut x = r.random_range(0..total);
-    for &(w, v) in weighted {
-        if x < w {
-            return v;
-        }
-        x -= w;
-    }
-    weighted[weighted.len() - 1].1
-}
+use crate::generate::pick;
 
 /// A value log-uniform in `lo..=hi`.
 fn log_uniform(r: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
