@@ -257,7 +257,9 @@
 //! `N` seeds. A real pool does not give the same outcome twice (whether a
 //! gate tick lands just before or just after a completion decides whole
 //! threads), and the models draw each such source from the seed, so a
-//! spread is the distribution of outcomes a model predicts.
+//! spread is the distribution of outcomes a model predicts. Random
+//! (Poisson) arrivals are drawn per run too, as traffic differs from run
+//! to run ([`scenario::ArrivalDraws`]; `--fixed-arrivals` holds them).
 //!
 //! Sixteen `Task.Delay(1000).Wait()` on two cores, under .NET 5's pool
 //! (`net5`, an alias of `net-classic`) and .NET 6's (`net6`). Under .NET 5
@@ -269,6 +271,7 @@
 //! use poolsim::engine::{self, SimOptions};
 //! use poolsim::metrics;
 //! use poolsim::policy_file::resolve_policy;
+//! use poolsim::scenario::ArrivalDraws;
 //! use poolsim::scenario::load::parse_scenario;
 //! use poolsim::spread::spread;
 //! use poolsim::trace::NullSink;
@@ -289,7 +292,7 @@
 //!     let config = resolve_policy(name).unwrap();
 //!     let run = engine::simulate(&scenario, &config, &mut NullSink, &options);
 //!     assert!(run.outcome.is_completed());
-//!     (metrics::summarize(&run.trace), spread(&scenario, &config, 20, &options))
+//!     (metrics::summarize(&run.trace), spread(&scenario, &config, 20, ArrivalDraws::PerRun, &options))
 //! });
 //! let ((net5, net5_spread), (net6, net6_spread)) = (net5, net6);
 //! assert_eq!(net5.policy, "net-classic"); // the canonical name

@@ -21,8 +21,8 @@ use poolsim::policy::PolicyConfig;
 use poolsim::policy_file::resolve_policy;
 use poolsim::render::{self, ChartOptions, Timeline};
 use poolsim::replay_check::{self, Check};
-use poolsim::scenario::Scenario;
 use poolsim::scenario::load::parse_scenario;
+use poolsim::scenario::{ArrivalDraws, Scenario};
 use poolsim::trace::{EventLog, NullSink};
 
 use super::failure::{EXIT_EVIDENCE, EXIT_NO_ADVICE};
@@ -158,7 +158,7 @@ pub fn run(args: AdviseArgs) -> Result<(), Failure> {
     let opts = AdviseOptions {
         runs: args.runs,
         criterion,
-        vary_arrivals: !args.fixed_arrivals,
+        arrivals: ArrivalDraws::from_fixed_flag(args.fixed_arrivals),
     };
     let advice = advise::advise(&scenario, &policy, &opts);
     // Advice on a trace is confirmed when its draft's replay matches the

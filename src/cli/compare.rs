@@ -8,6 +8,7 @@ use poolsim::engine::{self, SimOptions};
 use poolsim::metrics::{self, Summary};
 use poolsim::output;
 use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::scenario::ArrivalDraws;
 use poolsim::spread::{self, Spread};
 use poolsim::trace::EventLog;
 
@@ -53,6 +54,8 @@ pub struct CompareArgs {
     /// outcomes (default 1: one run each).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: u32,
+    #[arg(long, help = super::FIXED_ARRIVALS_HELP)]
+    pub fixed_arrivals: bool,
     /// Print the summaries as a JSON array.
     #[arg(long)]
     pub json: bool,
@@ -76,11 +79,19 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
     if args.runs == 0 {
         return Err(Failure::error("--runs must be at least 1"));
     }
+    let arrivals = ArrivalDraws::from_fixed_flag(args.fixed_arrivals);
     let spreads: Vec<Option<Spread>> = policies
         .iter()
         .map(|(_, p)| {
-            (args.runs > 1)
-                .then(|| spread::spread(&scenario, p, args.runs as usize, &SimOptions::default()))
+            (args.runs > 1).then(|| {
+                spread::spread(
+                    &scenario,
+                    p,
+                    args.runs as usize,
+                    arrivals,
+                    &SimOptions::default(),
+                )
+            })
         })
         .collect();
     let mut summaries = Vec::new();
@@ -131,12 +142,13 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
                         &args.scenario.file,
                         Some(&args.policies[i]),
                         &scenario,
+                        arrivals,
                     );
                     let seeds = super::run::OutcomeSeeds { shown, spread: s };
                     let (panel, _) = seeds.panel(first, *completed, hint, |seed| {
                         let mut log = EventLog::default();
                         let mut result = engine::simulate(
-                            &scenario.with_run_seed(seed),
+                            &scenario.for_run(seed.wrapping_sub(scenario.seed), arrivals),
                             policy,
                             &mut log,
                             &SimOptions::default(),
@@ -183,7 +195,12 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
         print_table(&summaries);
         if spreads.iter().any(Option::is_some) {
             println!();
-            println!("over {} seeds from {}:", args.runs, scenario.seed);
+            println!(
+                "over {} seeds from {}{}:",
+                args.runs,
+                scenario.seed,
+                arrivals_note(&spreads)
+            );
             for ((shown, _), sp) in policies.iter().zip(&spreads) {
                 let Some(sp) = sp else { continue };
                 let q = &sp.makespan_ms;
@@ -202,7 +219,7 @@ pub fn run(args: CompareArgs) -> Result<(), Failure> {
             if spreads.iter().flatten().any(|sp| sp.outcomes.len() > 1) {
                 println!(
                     "why an outcome: {} (P, K: its policy and seed)",
-                    super::explain_hint(&args.scenario.file, Some("P"), &scenario)
+                    super::explain_hint(&args.scenario.file, Some("P"), &scenario, arrivals)
                 );
             }
         }
@@ -353,4 +370,14 @@ fn print_table(rows: &[(Summary, bool)]) {
             .collect::<Vec<_>>()
             .join("")
     );
+}
+
+/// How the spreads drew random arrivals, for the "over N seeds" line:
+/// nothing when the scenario has none.
+fn arrivals_note(spreads: &[Option<Spread>]) -> &'static str {
+    match spreads.iter().flatten().find_map(|s| s.arrivals) {
+        Some(ArrivalDraws::PerRun) => ", each run with its own draw of the random arrivals",
+        Some(ArrivalDraws::Fixed) => ", every run on the first seed's arrivals",
+        None => "",
+    }
 }

@@ -21,6 +21,7 @@ mod validate;
 mod validate_set;
 
 use clap::{Parser, Subcommand};
+use poolsim::scenario::ArrivalDraws;
 
 pub use failure::Failure;
 pub use scenario_args::ScenarioArgs;
@@ -113,20 +114,39 @@ pub fn shown_policy_name(given: &str, policy: &poolsim::policy::PolicyConfig) ->
     }
 }
 
+/// `--fixed-arrivals` of `run`, `compare` and `advise`.
+pub const FIXED_ARRIVALS_HELP: &str = "Replay the first run's draw of the random (Poisson) \
+arrivals in every run; by default each run draws its own, as a service's traffic differs from \
+run to run (validation holds them, as its real runs replay one plan)";
+
 /// The command that narrates one outcome of a spread: the pool of its seed
-/// (`K`) on the first seed's workload, as `--runs` simulated it. `policy`:
-/// the policy argument to show (`P` when the reader picks one).
+/// (`K`) on that run's workload, as `--runs` simulated it (its own draw of
+/// random arrivals with `arrivals` [`ArrivalDraws::PerRun`], else the
+/// first seed's). `policy`: the policy argument to show (`P` when the
+/// reader picks one).
 pub fn explain_hint(
     scenario_file: &std::path::Path,
     policy: Option<&str>,
     scenario: &poolsim::scenario::Scenario,
+    arrivals: ArrivalDraws,
 ) -> String {
     let policy = policy.map(|p| format!(" --policy {p}")).unwrap_or_default();
-    format!(
-        "poolsim explain {}{policy} --seed K --workload-seed {}",
-        scenario_file.display(),
-        scenario.workload_seed()
-    )
+    let base = format!(
+        "poolsim explain {}{policy} --seed K",
+        scenario_file.display()
+    );
+    let (seed, workload) = (scenario.seed, scenario.workload_seed());
+    if arrivals == ArrivalDraws::PerRun && scenario.has_random_arrivals() {
+        // Run K's workload seed is `workload + (K - seed)`: K itself when
+        // the two seeds are one.
+        if workload == seed {
+            base
+        } else {
+            format!("{base} --workload-seed {workload}+(K-{seed})")
+        }
+    } else {
+        format!("{base} --workload-seed {workload}")
+    }
 }
 
 /// A time in ms on the command line, 0 or more. The flag takes a leading

@@ -12,6 +12,7 @@ use poolsim::output;
 use poolsim::output::human_ms;
 use poolsim::render::streamed::DetailSink;
 use poolsim::render::{self, ChartOptions, Timeline};
+use poolsim::scenario::ArrivalDraws;
 use poolsim::spread::{self, Quantiles, Spread};
 use poolsim::stream::RunStream;
 use poolsim::time::{SimDuration, SimTime};
@@ -40,10 +41,12 @@ Examples:
 A real pool gives different outcomes run to run (the gate thread's phase,
 timer choices, hill climbing's random sample interval); --runs N simulates
 seeds S, S+1, ..., S+N-1 (S: --seed or the scenario's seed) and reports the
-spread and the distinct outcomes with their share. The workload stays that
-of seed S (Poisson arrivals at the same instants), as a real program's runs
-replay one workload: the seeds vary what the pool does. The per-item table,
---trace and the charts show the run of seed S, and say which outcome it is.
+spread and the distinct outcomes with their share. A service's traffic
+differs from run to run too: each run draws its own Poisson arrivals (run K
+those of seed K, as `run --seed K` does); --fixed-arrivals replays seed S's
+in every run, so that the seeds vary only what the pool does. The per-item
+table, --trace and the charts show the run of seed S, and say which outcome
+it is.
 
 Exit codes: 0 the run completed; 2 bad input (scenario, policy, flags,
 output path); 3 the run did not complete (deadlock, time limit, stall,
@@ -65,6 +68,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub runs: u32,
+    #[arg(long, help = super::FIXED_ARRIVALS_HELP)]
+    pub fixed_arrivals: bool,
     /// Write one CSV row per work item:
     /// item,group,thread,queued_ns,started_ns,finished_ns.
     #[arg(long, value_name = "FILE.csv")]
@@ -155,8 +160,9 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         staged,
     } = run_streamed(&wants, &scenario, &policy, &shown, window, &options)?;
     let verdict = starvation_verdict_of(&scenario, &policy, &result.trace, &summary, &running);
+    let arrivals = ArrivalDraws::from_fixed_flag(args.fixed_arrivals);
     let spread = (args.runs > 1).then(|| {
-        let mut s = spread::spread(&scenario, &policy, args.runs as usize, &options);
+        let mut s = spread::spread(&scenario, &policy, args.runs as usize, arrivals, &options);
         // The run already simulated is seed S; the spread re-simulates it
         // without a trace sink, to the same figures.
         s.first_seed = scenario.seed;
@@ -198,6 +204,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                             &args.scenario.file,
                             args.policy.as_deref(),
                             &scenario,
+                            arrivals,
                         );
                         let seeds = OutcomeSeeds {
                             shown: &shown,
@@ -213,7 +220,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                                     chrome: None,
                                     counters: false,
                                 },
-                                &scenario.with_run_seed(seed),
+                                &scenario.for_run(seed.wrapping_sub(scenario.seed), arrivals),
                                 &policy,
                                 &shown,
                                 window,
@@ -284,7 +291,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
-            let hint = super::explain_hint(&args.scenario.file, args.policy.as_deref(), &scenario);
+            let hint = super::explain_hint(
+                &args.scenario.file,
+                args.policy.as_deref(),
+                &scenario,
+                arrivals,
+            );
             print_spread(s, &summary, &hint);
         }
     }
@@ -521,6 +533,9 @@ pub(super) fn insert_spread(
     obj.insert("start_delay_p95_ms".into(), v(&s.start_delay_p95_ms));
     obj.insert("threads_peak_spread".into(), v(&s.threads_peak));
     obj.insert("outcomes".into(), v(&s.outcomes));
+    if let Some(draws) = s.arrivals {
+        obj.insert("arrivals".into(), draws.name().into());
+    }
     obj.insert(
         "first_seed_outcome".into(),
         s.outcome_of(one.makespan_ms, one.threads_peak).into(),
@@ -550,6 +565,17 @@ fn print_spread(s: &Spread, one: &Summary, hint: &str) {
             String::new()
         }
     );
+    match s.arrivals {
+        Some(ArrivalDraws::PerRun) => println!(
+            "each run drew its own Poisson arrivals (--fixed-arrivals: seed {}'s in every run)",
+            s.first_seed
+        ),
+        Some(ArrivalDraws::Fixed) => println!(
+            "every run on seed {}'s Poisson arrivals (--fixed-arrivals)",
+            s.first_seed
+        ),
+        None => {}
+    }
     println!("makespan      {}", q(&s.makespan_ms, &|x| human_ms(x)));
     println!(
         "delay p95     {}",

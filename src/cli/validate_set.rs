@@ -11,6 +11,7 @@ use poolsim::generate::{self, Generated};
 use poolsim::measure::{self, Runtime};
 use poolsim::output::human_ms;
 use poolsim::policy_file::resolve_policy;
+use poolsim::scenario::ArrivalDraws;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread;
 use poolsim::validate::distribution::{
@@ -146,7 +147,13 @@ fn dry_run(
                 g.file
             )));
         };
-        let sim = spread::spread(&scenario, policy, sim_runs, &SimOptions::default());
+        let sim = spread::spread(
+            &scenario,
+            policy,
+            sim_runs,
+            ArrivalDraws::Fixed,
+            &SimOptions::default(),
+        );
         let q = sim.makespan_ms;
         total_ms += q.p50 * f64::from(args.repeat);
         println!(

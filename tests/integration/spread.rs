@@ -4,6 +4,7 @@
 
 use poolsim::engine::SimOptions;
 use poolsim::policy_file::resolve_policy;
+use poolsim::scenario::ArrivalDraws;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread::spread;
 
@@ -72,12 +73,14 @@ fn tiered_compilation_spreads_the_classic_pool_s_outcomes() {
         &parse_scenario(&text(true), "on.toml").unwrap(),
         &policy,
         100,
+        ArrivalDraws::PerRun,
         &SimOptions::default(),
     );
     let off = spread(
         &parse_scenario(&text(false), "off.toml").unwrap(),
         &policy,
         100,
+        ArrivalDraws::PerRun,
         &SimOptions::default(),
     );
     // Off, the TickCount grid alone still moves some runs (two outcomes);
@@ -248,10 +251,11 @@ fn a_chart_of_one_run_says_which_outcome_it_shows() {
 }
 
 #[test]
-fn the_seeds_of_a_spread_vary_the_pool_not_the_workload() {
+fn fixed_draws_vary_the_pool_alone_and_per_run_draws_the_arrivals_too() {
     // Poisson arrivals of round sleeps on one core: the gate's phase (a
-    // seeded stream) moves the outcome; the arrival instants must not move,
-    // as every real run of the file replays the same ones.
+    // seeded stream) moves the outcome; with the draws held (validation,
+    // `--fixed-arrivals`) the arrival instants must not move, as every
+    // real run of the file replays the same ones.
     let s = parse_scenario(
         "name = \"poisson\"\nseed = 3\n[machine]\ncores = 1\n[pool]\npolicy = \"net8\"\n\
          [[group]]\nname = \"g\"\ncount = 12\narrival = { poisson_per_s = 20 }\n\
@@ -272,7 +276,7 @@ fn the_seeds_of_a_spread_vary_the_pool_not_the_workload() {
     let first = queued(&s);
     let mut starts = std::collections::BTreeSet::new();
     for k in 1..20 {
-        let other = s.with_run_seed(s.seed + k);
+        let other = s.for_run(k, ArrivalDraws::Fixed);
         assert_eq!(queued(&other), first, "seed {}: arrivals moved", s.seed + k);
         let r = poolsim::engine::simulate(
             &other,
@@ -296,39 +300,95 @@ fn the_seeds_of_a_spread_vary_the_pool_not_the_workload() {
     let mut reseeded = s.clone();
     reseeded.seed += 1;
     assert_ne!(queued(&reseeded), first);
+    // Drawn per run (the default of `--runs`): run k's arrivals are those
+    // of seed S + k, the run `--seed S+k` makes alone.
+    assert_eq!(queued(&s.for_run(0, ArrivalDraws::PerRun)), first);
+    for k in 1..5 {
+        let per_run = s.for_run(k, ArrivalDraws::PerRun);
+        let mut alone = s.clone();
+        alone.seed += k;
+        assert_eq!(queued(&per_run), queued(&alone), "run {k}");
+        assert_ne!(queued(&per_run), first, "run {k}");
+    }
+    // A workload without random arrivals keeps its seed either way.
+    let every = parse_scenario(
+        "seed = 3\n[machine]\ncores = 1\n[pool]\npolicy = \"net8\"\n\
+         [[group]]\nname = \"g\"\ncount = 4\narrival = { every_ms = 50 }\n\
+         body = [ { sleep_ms = 100 } ]\n",
+        "every.toml",
+    )
+    .unwrap();
+    assert!(!every.has_random_arrivals() && s.has_random_arrivals());
+    assert_eq!(every.for_run(2, ArrivalDraws::PerRun).workload_seed(), 3);
 }
 
 #[test]
-fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed_and_the_first_workload() {
+fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
     // gen-1-32 (Poisson arrivals, one core): `run --runs` names a seed for
-    // each outcome; `--seed K --workload-seed S` must give that outcome's
-    // makespan, where `--seed K` alone draws another workload.
+    // each outcome. Drawn per run (the default), `--seed K` alone gives
+    // that outcome's makespan; with `--fixed-arrivals`, `--seed K
+    // --workload-seed S` does, where `--seed K` alone draws another
+    // workload.
     let file = "tests/fixtures/generated/coreclr3/gen-1-32.toml";
-    let out = poolsim(&["run", file, "--runs", "40", "--json"]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let outcomes = v["outcomes"].as_array().expect("outcomes");
+    let outcomes_of = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["run", file, "--runs", "40", "--json"];
+        args.extend_from_slice(extra);
+        let out = poolsim(&args);
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["arrivals"],
+            if extra.is_empty() { "per-run" } else { "fixed" }
+        );
+        let outcomes = v["outcomes"].as_array().expect("outcomes").clone();
+        assert!(
+            outcomes.len() > 1,
+            "gen-1-32 has several outcomes: {outcomes:?}"
+        );
+        outcomes
+    };
+    let makespan = |args: &[&str]| -> f64 {
+        let mut all = vec!["run", file, "--json"];
+        all.extend_from_slice(args);
+        let out = poolsim(&all);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["makespan_ms"].as_f64().expect("makespan_ms")
+    };
+    let text = |extra: &[&str]| -> String {
+        let mut args = vec!["run", file, "--runs", "40"];
+        args.extend_from_slice(extra);
+        String::from_utf8(poolsim(&args).stdout).unwrap()
+    };
+
+    let per_run = text(&[]);
     assert!(
-        outcomes.len() > 1,
-        "gen-1-32 has several outcomes: {outcomes:?}"
+        per_run.contains(&format!(
+            "why an outcome: poolsim explain {file} --seed K (K: its seed)"
+        )) && per_run.contains("each run drew its own Poisson arrivals"),
+        "{per_run}"
     );
-    let text = String::from_utf8(poolsim(&["run", file, "--runs", "40"]).stdout).unwrap();
+    for o in outcomes_of(&[]) {
+        let k = o["seed"].as_u64().expect("an outcome's seed").to_string();
+        let shown = o["makespan_ms"].as_f64().unwrap();
+        // The outcome's makespan is its runs' median: seed K's own lies
+        // within the outcome's width of it.
+        let alone = makespan(&["--seed", &k]);
+        assert!(
+            (alone - shown).abs() <= poolsim::spread::SAME_OUTCOME * shown,
+            "seed {k}: {alone} ms, the outcome says {shown} ms"
+        );
+    }
+
+    let fixed = text(&["--fixed-arrivals"]);
     assert!(
-        text.contains(&format!(
+        fixed.contains(&format!(
             "why an outcome: poolsim explain {file} --seed K --workload-seed 1"
         )),
-        "{text}"
+        "{fixed}"
     );
     let mut differs_alone = false;
-    for o in outcomes {
+    for o in outcomes_of(&["--fixed-arrivals"]) {
         let k = o["seed"].as_u64().expect("an outcome's seed").to_string();
-        let makespan = |args: &[&str]| -> f64 {
-            let mut all = vec!["run", file, "--json"];
-            all.extend_from_slice(args);
-            let out = poolsim(&all);
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            v["makespan_ms"].as_f64().expect("makespan_ms")
-        };
         let shown = o["makespan_ms"].as_f64().unwrap();
         let with = makespan(&["--seed", &k, "--workload-seed", "1"]);
         assert!(
@@ -341,21 +401,32 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed_and_the_first_workload(
     }
     assert!(differs_alone, "--seed alone also moves the arrivals");
     // compare --runs names the same command, with the policy to pick.
-    let cmp = poolsim(&[
-        "compare",
-        file,
-        "-p",
-        "coreclr3-linux",
-        "-p",
-        "net8",
-        "--runs",
-        "20",
-    ]);
-    let text = String::from_utf8(cmp.stdout).unwrap();
+    let cmp = |extra: &[&str]| -> String {
+        let mut args = vec![
+            "compare",
+            file,
+            "-p",
+            "coreclr3-linux",
+            "-p",
+            "net8",
+            "--runs",
+            "20",
+        ];
+        args.extend_from_slice(extra);
+        String::from_utf8(poolsim(&args).stdout).unwrap()
+    };
+    let text = cmp(&["--fixed-arrivals"]);
     assert!(
         text.contains(&format!(
             "why an outcome: poolsim explain {file} --policy P --seed K --workload-seed 1"
         )),
+        "{text}"
+    );
+    let text = cmp(&[]);
+    assert!(
+        text.contains(&format!(
+            "why an outcome: poolsim explain {file} --policy P --seed K (P, K"
+        )) && text.contains("each run with its own draw of the random arrivals"),
         "{text}"
     );
 }

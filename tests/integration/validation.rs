@@ -213,7 +213,13 @@ fn every_recorded_run_falls_inside_the_simulated_range_or_is_listed() {
             };
             let policy = resolve_policy(rt.policy().unwrap_or(&s.pool.policy)).unwrap();
             let as_run = measure::as_recorded(&s, &runs);
-            let sim = poolsim::spread::spread(&as_run, &policy, 100, &SimOptions::default());
+            let sim = poolsim::spread::spread(
+                &as_run,
+                &policy,
+                100,
+                poolsim::scenario::ArrivalDraws::Fixed,
+                &SimOptions::default(),
+            );
             let q = sim.makespan_ms;
             for m in &runs {
                 let ms = poolsim::metrics::summarize(&m.trace).makespan_ms;

@@ -420,7 +420,7 @@
     const spreads = state.spreads;
     if (!spreads) return;
     const n = spreads[0].runs;
-    $('spread-title').textContent = '(' + n + ' seeds from ' + spreads[0].first_seed + ', the workload of seed ' + spreads[0].first_seed + ')';
+    $('spread-title').textContent = '(' + n + ' seeds from ' + spreads[0].first_seed + (spreads[0].arrivals === 'per-run' ? ', each with its own Poisson arrivals' : '') + ')';
     const selected = Number($('seed').value);
     // One scale per figure for both policies, so the two read alike.
     const range = STRIPS.map(([key]) => {

@@ -50,7 +50,7 @@ use crate::policy::config::BlockingConfig;
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
 use crate::remedy::{Criterion, Search, Span, Trial};
-use crate::scenario::{Arrival, Scenario, Step};
+use crate::scenario::{ArrivalDraws, Scenario, Step};
 use crate::trace::NullSink;
 
 /// Runs per remedy by default.
@@ -65,9 +65,9 @@ pub struct AdviseOptions {
     pub runs: usize,
     /// What a run must show.
     pub criterion: Criterion,
-    /// Draw Poisson arrivals anew for each run (else every run replays the
-    /// scenario's own draw).
-    pub vary_arrivals: bool,
+    /// Draw random arrivals anew for each run, or replay the scenario's
+    /// own draw in every run.
+    pub arrivals: ArrivalDraws,
 }
 
 impl Default for AdviseOptions {
@@ -75,7 +75,7 @@ impl Default for AdviseOptions {
         AdviseOptions {
             runs: DEFAULT_RUNS,
             criterion: Criterion::NoStarvation,
-            vary_arrivals: true,
+            arrivals: ArrivalDraws::PerRun,
         }
     }
 }
@@ -128,25 +128,6 @@ pub struct Advice {
     pub recommended: Option<usize>,
 }
 
-/// The scenario of run `r` of a trial: the run's seed, and with
-/// `vary_arrivals` the run's own draw of the arrivals.
-fn run_scenario(scenario: &Scenario, r: usize, vary_arrivals: bool) -> Scenario {
-    let seed = scenario.seed.wrapping_add(r as u64);
-    let mut s = scenario.with_run_seed(seed);
-    if vary_arrivals {
-        s.workload_seed = Some(scenario.workload_seed().wrapping_add(r as u64));
-    }
-    s
-}
-
-/// Whether any group's arrivals are random (so that varying them matters).
-pub fn has_random_arrivals(scenario: &Scenario) -> bool {
-    scenario
-        .groups
-        .iter()
-        .any(|g| matches!(g.arrival, Arrival::Poisson { .. }))
-}
-
 /// Runs `runs` of `scenario` under `policy`, in parallel, in order.
 fn replay(
     scenario: &Scenario,
@@ -156,7 +137,7 @@ fn replay(
 ) -> Vec<(Summary, Outcome)> {
     runs.into_par_iter()
         .map(|r| {
-            let s = run_scenario(scenario, r, opts.vary_arrivals);
+            let s = scenario.for_run(r as u64, opts.arrivals);
             let run = engine::simulate(&s, policy, &mut NullSink, &SimOptions::default());
             (metrics::summarize(&run.trace), run.outcome)
         })
@@ -441,7 +422,7 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
         cores: scenario.machine.cores,
         goal: opts.criterion.text(),
         share,
-        arrivals_vary: opts.vary_arrivals && has_random_arrivals(scenario),
+        arrivals_vary: opts.arrivals == ArrivalDraws::PerRun && scenario.has_random_arrivals(),
         as_is,
         as_is_meets,
         remedies,
@@ -687,7 +668,7 @@ mod tests {
         let opts = AdviseOptions {
             runs,
             criterion: parse_goal(goal).unwrap(),
-            vary_arrivals: true,
+            arrivals: ArrivalDraws::PerRun,
         };
         advise(&scenario, &policy, &opts)
     }
@@ -760,7 +741,7 @@ mod tests {
         let opts = AdviseOptions {
             runs: 4,
             criterion: parse_goal(Some("latency_p99_ms < 200")).unwrap(),
-            vary_arrivals: true,
+            arrivals: ArrivalDraws::PerRun,
         };
         let a = advise(&scenario, &policy, &opts);
         assert!(!a.remedies.is_empty());
@@ -787,11 +768,14 @@ mod tests {
     #[test]
     fn arrivals_drawn_anew_differ_from_run_to_run() {
         let scenario = parse_scenario(SERVICE, "service.toml").unwrap();
-        let a = run_scenario(&scenario, 0, true);
-        let b = run_scenario(&scenario, 1, true);
+        assert!(scenario.has_random_arrivals());
+        let a = scenario.for_run(0, ArrivalDraws::PerRun);
+        let b = scenario.for_run(1, ArrivalDraws::PerRun);
         assert_ne!(a.workload_seed(), b.workload_seed());
-        let c = run_scenario(&scenario, 1, false);
+        let c = scenario.for_run(1, ArrivalDraws::Fixed);
         assert_eq!(a.workload_seed(), c.workload_seed());
+        assert_ne!(b.seed, a.seed);
+        assert_eq!(b.seed, c.seed);
     }
 
     #[test]

@@ -12,10 +12,17 @@
 //! p95 and peak threads as min / p5 / p50 / p95 / max, and the distinct
 //! outcomes with their share ("62 % of runs: 5.25 s, 6 threads").
 //!
+//! A service's traffic differs from run to run as well: `run --runs` and
+//! `compare --runs` draw each run's random (Poisson) arrivals anew
+//! ([`ArrivalDraws::PerRun`], as `advise` does); `--fixed-arrivals` and
+//! validation, whose real runs replay one plan of arrival instants, hold
+//! them ([`ArrivalDraws::Fixed`]). [`Scenario::for_run`] is the one rule.
+//!
 //! ```
 //! use poolsim_analysis::engine::SimOptions;
 //! use poolsim_analysis::policy_file::resolve_policy;
 //! use poolsim_analysis::scenario::load::parse_scenario;
+//! use poolsim_analysis::scenario::ArrivalDraws;
 //! use poolsim_analysis::spread::spread;
 //!
 //! let scenario = parse_scenario(r#"
@@ -29,7 +36,7 @@
 //!     body = [ { sleep_ms = 1000 } ]
 //! "#, "one-core.toml").unwrap();
 //! let policy = resolve_policy("net8").unwrap();
-//! let s = spread(&scenario, &policy, 20, &SimOptions::default());
+//! let s = spread(&scenario, &policy, 20, ArrivalDraws::PerRun, &SimOptions::default());
 //! assert_eq!(s.runs, 20);
 //! assert!(s.makespan_ms.min <= s.makespan_ms.p50 && s.makespan_ms.p50 <= s.makespan_ms.max);
 //! let shares: f64 = s.outcomes.iter().map(|o| o.share).sum();
@@ -42,7 +49,7 @@ use serde::Serialize;
 use crate::engine::{self, SimOptions};
 use crate::metrics;
 use crate::policy::PolicyConfig;
-use crate::scenario::Scenario;
+use crate::scenario::{ArrivalDraws, Scenario};
 use crate::trace::NullSink;
 
 /// Two runs with the same peak thread count whose makespans are within this
@@ -132,6 +139,10 @@ pub struct Spread {
     pub threads_peak: Quantiles,
     /// The distinct outcomes, most common first (ties: shorter makespan).
     pub outcomes: Vec<OutcomeShare>,
+    /// How the runs drew the scenario's random arrivals; `None` when it
+    /// has none (every run then replays the same workload either way).
+    #[serde(skip)]
+    pub arrivals: Option<ArrivalDraws>,
     #[serde(skip)]
     pub per_run: Vec<RunFigures>,
 }
@@ -175,17 +186,21 @@ impl Spread {
 }
 
 /// Simulates `scenario` under `policy` with seeds `scenario.seed ..
-/// scenario.seed + runs` and reports the spread of the outcomes.
+/// scenario.seed + runs` ([`Scenario::for_run`]: random arrivals drawn
+/// per run or held, as `arrivals` says) and reports the spread of the
+/// outcomes.
 pub fn spread(
     scenario: &Scenario,
     policy: &PolicyConfig,
     runs: usize,
+    arrivals: ArrivalDraws,
     options: &SimOptions,
 ) -> Spread {
-    spread_runs(scenario, policy, runs, options, false)
+    spread_runs(scenario, policy, runs, arrivals, options, false)
 }
 
-/// [`spread`], keeping every run's sorted start offsets (for comparing
+/// [`spread`] with the arrivals held (validation: the real runs replay one
+/// plan), keeping every run's sorted start offsets (for comparing
 /// distributions with measured runs).
 pub fn spread_with_offsets(
     scenario: &Scenario,
@@ -193,13 +208,14 @@ pub fn spread_with_offsets(
     runs: usize,
     options: &SimOptions,
 ) -> Spread {
-    spread_runs(scenario, policy, runs, options, true)
+    spread_runs(scenario, policy, runs, ArrivalDraws::Fixed, options, true)
 }
 
 fn spread_runs(
     scenario: &Scenario,
     policy: &PolicyConfig,
     runs: usize,
+    arrivals: ArrivalDraws,
     options: &SimOptions,
     keep_offsets: bool,
 ) -> Spread {
@@ -207,8 +223,7 @@ fn spread_runs(
     let per_run: Vec<RunFigures> = (0..runs as u64)
         .into_par_iter()
         .map(|k| {
-            // The pool's randomness varies, the workload's does not.
-            let s = scenario.with_run_seed(first_seed.wrapping_add(k));
+            let s = scenario.for_run(k, arrivals);
             let r = engine::simulate(&s, policy, &mut NullSink, options);
             let m = metrics::summarize(&r.trace);
             RunFigures {
@@ -226,7 +241,9 @@ fn spread_runs(
             }
         })
         .collect();
-    from_runs(first_seed, per_run)
+    let mut spread = from_runs(first_seed, per_run);
+    spread.arrivals = scenario.has_random_arrivals().then_some(arrivals);
+    spread
 }
 
 /// The spread of already computed runs (in seed order).
@@ -282,6 +299,7 @@ pub fn from_runs(first_seed: u64, per_run: Vec<RunFigures>) -> Spread {
         start_delay_p95_ms,
         threads_peak,
         outcomes,
+        arrivals: None,
         per_run,
     }
 }

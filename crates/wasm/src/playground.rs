@@ -32,8 +32,8 @@ use poolsim_analysis::policy_file::{
     NoFiles, builtin_policies, resolve_policy_for_scenario_text_in, resolve_policy_in,
 };
 use poolsim_analysis::render::{self, ChartOptions, Timeline};
-use poolsim_analysis::scenario::Scenario;
 use poolsim_analysis::scenario::load::parse_scenario;
+use poolsim_analysis::scenario::{ArrivalDraws, Scenario};
 use poolsim_analysis::spread::{self, Quantiles, RunFigures, Spread};
 use poolsim_analysis::time::{SimDuration, SimTime};
 use poolsim_analysis::trace::{EventLog, Trace};
@@ -80,8 +80,10 @@ pub struct Request {
     /// `""`: the scenario's own `pool.policy`. None given: the scenario's.
     #[serde(default)]
     pub policies: Vec<Option<String>>,
-    /// The k-th seed of the distribution: the pool of seed `S + k` on the
-    /// workload of seed `S`, the scenario's (0: the scenario as written).
+    /// The k-th run of the distribution: the pool of seed `S + k`, and
+    /// random (Poisson) arrivals drawn from workload seed `W + k` as
+    /// `run --runs` draws them (`W`, `S`: the scenario's; 0: the scenario
+    /// as written).
     #[serde(default)]
     pub seed_offset: u64,
     /// Seeds of the distribution (`spread`): `S .. S + runs`.
@@ -349,9 +351,11 @@ fn summary_lines(s: &Summary, outcome: &Outcome, verdict: Option<&Verdict>) -> V
 
 fn run_request(req: &Request) -> Result<String, Refusal> {
     let loaded = load(req)?;
+    // The slider's offset K is run K of the distribution: the pool's seed
+    // and the random arrivals both that run's, as `run --runs` draws them.
     let scenario = loaded
         .scenario
-        .with_run_seed(loaded.scenario.seed.wrapping_add(req.seed_offset));
+        .for_run(req.seed_offset, ArrivalDraws::PerRun);
     let options = options(req);
     let mut panels = Vec::with_capacity(loaded.policies.len());
     let mut runs = Vec::with_capacity(loaded.policies.len());
@@ -378,6 +382,10 @@ struct SpreadOut<'a> {
     spread: &'a Spread,
     /// Each seed's figures, in seed order.
     per_run: &'a [RunFigures],
+    /// `per-run` when each run drew its own random arrivals; absent when
+    /// the scenario has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrivals: Option<&'static str>,
     /// "62.0 % of runs: 5.25 s, peak 6 threads (seed 3 is one)", as
     /// `run --runs` lists the outcomes.
     outcome_lines: Vec<String>,
@@ -420,7 +428,13 @@ fn spread_request(req: &Request) -> Result<String, Refusal> {
         .map(|(shown, policy)| {
             (
                 shown.clone(),
-                spread::spread(&loaded.scenario, policy, runs as usize, &options),
+                spread::spread(
+                    &loaded.scenario,
+                    policy,
+                    runs as usize,
+                    ArrivalDraws::PerRun,
+                    &options,
+                ),
             )
         })
         .collect();
@@ -430,6 +444,7 @@ fn spread_request(req: &Request) -> Result<String, Refusal> {
             policy: shown,
             spread: s,
             per_run: &s.per_run,
+            arrivals: s.arrivals.map(ArrivalDraws::name),
             outcome_lines: s.outcome_lines(8),
             table: quantile_rows(s),
         })
@@ -683,6 +698,7 @@ mod tests {
             let v = call(run_json, json!({"scenario": scenario, "seed_offset": k}));
             let run = &v["runs"][0];
             assert_eq!(run["seed"], r["seed"]);
+            // No random arrivals: the workload is the same in every run.
             assert_eq!(run["workload_seed"].as_u64().unwrap(), first);
             assert_eq!(
                 run["summary"]["makespan_ms"], r["makespan_ms"],
@@ -693,6 +709,26 @@ mod tests {
         }
         let lines = spread["outcome_lines"].as_array().unwrap();
         assert!(lines[0].as_str().unwrap().contains("% of runs"), "{spread}");
+
+        // Poisson arrivals: run k draws its own, from workload seed W + k.
+        let poisson = "seed = 7\n[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+            [[group]]\nname = \"requests\"\ncount = 40\n\
+            arrival = { poisson_per_s = 100 }\nbody = [ { cpu_ms = 1 }, { wait_ms = 20 } ]\n";
+        let s = call(spread_json, json!({"scenario": poisson, "runs": 4}));
+        assert_eq!(s["ok"], true, "{s}");
+        let per_run = s["spreads"][0]["per_run"].as_array().unwrap().clone();
+        let mut makespans = Vec::new();
+        for (k, r) in per_run.iter().enumerate() {
+            let v = call(run_json, json!({"scenario": poisson, "seed_offset": k}));
+            let run = &v["runs"][0];
+            assert_eq!(run["seed"].as_u64().unwrap(), 7 + k as u64);
+            assert_eq!(run["workload_seed"].as_u64().unwrap(), 7 + k as u64);
+            assert_eq!(run["summary"]["makespan_ms"], r["makespan_ms"]);
+            makespans.push(r["makespan_ms"].as_f64().unwrap());
+        }
+        makespans.dedup();
+        assert!(makespans.len() > 1, "the draws differ: {makespans:?}");
+
         let v = call(spread_json, json!({"scenario": scenario, "runs": 0}));
         assert!(
             v["error"]

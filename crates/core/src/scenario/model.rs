@@ -53,6 +53,59 @@ impl Scenario {
         s.seed = seed;
         s
     }
+
+    /// The scenario of run `k` of several (`--runs`, `advise`'s trials):
+    /// the pool's seed `seed + k`; the workload's random arrivals drawn
+    /// anew per run (`arrivals` [`ArrivalDraws::PerRun`], from workload
+    /// seed `workload_seed + k`; a workload with none keeps its seed), as a
+    /// service's traffic differs from run to run, or held at this
+    /// scenario's draw ([`ArrivalDraws::Fixed`]),
+    /// as the real harness replays one plan. Run 0 is this scenario
+    /// either way. The one rule every multi-run command draws its runs by.
+    pub fn for_run(&self, k: u64, arrivals: ArrivalDraws) -> Scenario {
+        let mut s = self.with_run_seed(self.seed.wrapping_add(k));
+        if arrivals == ArrivalDraws::PerRun && self.has_random_arrivals() {
+            s.workload_seed = Some(self.workload_seed().wrapping_add(k));
+        }
+        s
+    }
+
+    /// Whether any group's arrivals are random (Poisson, alone or after
+    /// another group), so that drawing them per run changes anything.
+    pub fn has_random_arrivals(&self) -> bool {
+        self.groups.iter().any(|g| g.arrival.spacing().is_random())
+    }
+}
+
+/// Whether the runs of a multi-run command draw random arrivals per run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ArrivalDraws {
+    /// Each run draws its own (the default of `run`/`compare --runs` and
+    /// `advise`): the spread covers the traffic's variation too.
+    #[default]
+    PerRun,
+    /// Every run replays the first run's arrival instants: the spread is
+    /// the pool's alone (validation, whose real runs replay one plan).
+    Fixed,
+}
+
+impl ArrivalDraws {
+    /// Its name in JSON: `per-run` or `fixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArrivalDraws::PerRun => "per-run",
+            ArrivalDraws::Fixed => "fixed",
+        }
+    }
+
+    /// `Fixed` when `fixed` (a `--fixed-arrivals` flag), else `PerRun`.
+    pub fn from_fixed_flag(fixed: bool) -> ArrivalDraws {
+        if fixed {
+            ArrivalDraws::Fixed
+        } else {
+            ArrivalDraws::PerRun
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
