@@ -76,9 +76,7 @@ pub struct AdviseArgs {
     /// Runs per remedy.
     #[arg(long, default_value_t = advise::DEFAULT_RUNS, value_name = "N")]
     pub runs: usize,
-    /// Replay the scenario's own draw of Poisson arrivals in every run
-    /// (default: drawn anew each run, as traffic differs).
-    #[arg(long)]
+    #[arg(long, help = super::FIXED_ARRIVALS_HELP)]
     pub fixed_arrivals: bool,
     /// Try a change of the scenario first: KEY=VALUE, as `run --set`.
     #[arg(long = "set", value_name = "KEY=VALUE")]

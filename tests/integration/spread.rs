@@ -322,6 +322,18 @@ fn fixed_draws_vary_the_pool_alone_and_per_run_draws_the_arrivals_too() {
     assert_eq!(every.for_run(2, ArrivalDraws::PerRun).workload_seed(), 3);
 }
 
+/// The standard output of `poolsim ARGS EXTRA`, which must succeed.
+fn stdout_of(args: &[&str], extra: &[&str]) -> String {
+    let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+    let out = poolsim(&all);
+    assert!(
+        out.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
     // gen-1-32 (Poisson arrivals, one core): `run --runs` names a seed for
@@ -331,11 +343,9 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
     // workload.
     let file = "tests/fixtures/generated/coreclr3/gen-1-32.toml";
     let outcomes_of = |extra: &[&str]| -> Vec<serde_json::Value> {
-        let mut args = vec!["run", file, "--runs", "40", "--json"];
-        args.extend_from_slice(extra);
-        let out = poolsim(&args);
-        assert!(out.status.success());
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout_of(&["run", file, "--runs", "40", "--json"], extra))
+                .unwrap();
         assert_eq!(
             v["arrivals"],
             if extra.is_empty() { "per-run" } else { "fixed" }
@@ -348,17 +358,11 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
         outcomes
     };
     let makespan = |args: &[&str]| -> f64 {
-        let mut all = vec!["run", file, "--json"];
-        all.extend_from_slice(args);
-        let out = poolsim(&all);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout_of(&["run", file, "--json"], args)).unwrap();
         v["makespan_ms"].as_f64().expect("makespan_ms")
     };
-    let text = |extra: &[&str]| -> String {
-        let mut args = vec!["run", file, "--runs", "40"];
-        args.extend_from_slice(extra);
-        String::from_utf8(poolsim(&args).stdout).unwrap()
-    };
+    let text = |extra: &[&str]| stdout_of(&["run", file, "--runs", "40"], extra);
 
     let per_run = text(&[]);
     assert!(
@@ -401,8 +405,8 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
     }
     assert!(differs_alone, "--seed alone also moves the arrivals");
     // compare --runs names the same command, with the policy to pick.
-    let cmp = |extra: &[&str]| -> String {
-        let mut args = vec![
+    let cmp = |extra: &[&str]| {
+        let args = [
             "compare",
             file,
             "-p",
@@ -412,8 +416,7 @@ fn an_outcome_of_a_spread_can_be_looked_at_with_its_seed() {
             "--runs",
             "20",
         ];
-        args.extend_from_slice(extra);
-        String::from_utf8(poolsim(&args).stdout).unwrap()
+        stdout_of(&args, extra)
     };
     let text = cmp(&["--fixed-arrivals"]);
     assert!(
