@@ -42,5 +42,6 @@ mod standalone;
 mod startup;
 mod streaming;
 mod sweep;
+mod timer_origin;
 mod validation;
 mod verdict_fix;

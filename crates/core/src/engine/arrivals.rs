@@ -9,13 +9,14 @@
 
 use crate::policy::{Policy, RequestCause};
 use crate::pool::state::PoolHost;
-use crate::scenario::{Origin, Submit};
-use crate::time::SimTime;
+use crate::scenario::{Arrival, Origin, Submit};
+use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, ProbeRecord, ThreadId, TraceEvent, TraceSink};
 
 use super::queue::EventKind;
 use super::run::Engine;
 use super::world::{Frame, Owner, Work};
+use crate::pool::TimerAction;
 
 impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     /// Probe loop `p` wakes: its probe is queued (rare: kept out of the
@@ -90,6 +91,18 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             return;
         }
         let group = &self.world.scenario.groups[g as usize];
+        if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) =
+            (group.from, &group.arrival)
+        {
+            // `new Timer(callback, null, 0, period)` on the main thread: due
+            // at once, then every period, once for each `per_tick` items.
+            let firings = group.count.div_ceil(u64::from(per_tick.max(1)));
+            let firings = u32::try_from(firings).unwrap_or(u32::MAX);
+            let (main, every) = (self.world.main_thread(), *every);
+            let due = self.world.timer_due(SimDuration::ZERO);
+            self.add_periodic_timer(due, TimerAction::Tick(g), main, every, firings);
+            return;
+        }
         if group.from == Origin::Pool {
             // Task.Run(() => { ...submit... }) from the main thread.
             self.world.enqueue_global(Work::Submitter(g));
@@ -109,6 +122,25 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
         }
         if let Some(next) = self.submit_due(g, None) {
             self.world.schedule(next, EventKind::Arrival(g));
+        }
+    }
+
+    /// A firing of group `g`'s timer (`from = "timer"`) runs its callback on
+    /// pool thread `t`: it queues the group's next `per_tick` items from `t`
+    /// (`QueueUserWorkItem` to the global queue, `Task.Run` to `t`'s local
+    /// queue), as `new Timer(_ => { for (...) Task.Run(work); }, ...)` does.
+    pub(super) fn timer_tick(&mut self, t: ThreadId, g: u32) {
+        let scenario = self.world.scenario;
+        let group = &scenario.groups[g as usize];
+        let Origin::Timer { per_tick } = group.from else {
+            return;
+        };
+        for _ in 0..per_tick {
+            if self.world.groups[g as usize].submitted >= group.count {
+                break;
+            }
+            self.submit_task(g, Some(t));
+            self.world.groups[g as usize].submitted += 1;
         }
     }
 

@@ -94,7 +94,7 @@ impl<S: TraceSink, P: Policy + ?Sized> PoolHost for Engine<'_, S, P> {
         }
         let releases = timer.and_then(|id| match self.world.pool.timer(id) {
             TimerAction::ReleaseWaiter(t) => Some(t),
-            TimerAction::Resume(_) => None,
+            TimerAction::Resume(_) | TimerAction::Tick(_) => None,
         });
         self.world
             .record(TraceEvent::Decision(Decision::TimerBacklog {

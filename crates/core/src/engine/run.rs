@@ -274,6 +274,10 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                 self.resume_continuation(t, cont);
                 false
             }
+            TimerAction::Tick(g) => {
+                self.timer_tick(t, g);
+                false
+            }
         }
     }
 

@@ -438,7 +438,8 @@ impl<'a, S: TraceSink> World<'a, S> {
                 } else {
                     st.submitted < g.count
                 };
-                g.from == Origin::Main && due_later && !matches!(g.arrival, Arrival::After { .. })
+                // The main thread's submissions, and a timer's firings to come.
+                g.from != Origin::Pool && due_later && !matches!(g.arrival, Arrival::After { .. })
             });
         if arrivals_pending {
             return false;

@@ -41,6 +41,10 @@ pub enum TimerAction {
     /// Queue the continuation after `await Task.Delay(d)`: the simulator's
     /// continuation record, or the item that the native pool resumes.
     Resume(u32),
+    /// The callback of a program's periodic timer (`new Timer(callback,
+    /// null, 0, period)`, a group with `from = "timer"`): it queues the
+    /// group's next `per_tick` items from the pool thread it runs on.
+    Tick(u32),
 }
 
 /// The throttle group `g` runs under: its own `throttle`, else a wrapping

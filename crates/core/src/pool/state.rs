@@ -137,6 +137,16 @@ pub struct PoolState<W, A> {
     /// (`TimerQueueChoice::ThreadProcessor`).
     thread_processor: Vec<u32>,
     timers: Vec<A>,
+    /// The periodic timers among them (a program's `System.Threading.Timer`):
+    /// their period and the firings still to come, by timer id.
+    periodic: Vec<(u32, Periodic)>,
+}
+
+/// A periodic timer's period and the firings it has still to make.
+#[derive(Clone, Copy, Debug)]
+struct Periodic {
+    period: SimDuration,
+    left: u32,
 }
 
 impl<W: PoolWork, A: Copy> PoolState<W, A> {
@@ -176,6 +186,7 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
             timer_pick: rng::stream(seed, "timer-queue"),
             thread_processor: Vec::new(),
             timers: Vec::new(),
+            periodic: Vec::new(),
         }
     }
 

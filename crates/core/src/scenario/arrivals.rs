@@ -4,7 +4,7 @@
 
 #[cfg(doc)]
 use super::model::Spacing;
-use super::model::{Arrival, Scenario};
+use super::model::{Arrival, Origin, Scenario};
 use crate::rng;
 use crate::time::SimDuration;
 
@@ -12,10 +12,19 @@ use crate::time::SimDuration;
 /// in submission order, by the group's [`Spacing`]: `at_ms` (and `after`
 /// without a stream) submit in a tight loop (all zero); `every_ms` adds the
 /// period; Poisson gaps come from the run's `arrivals/<group>` stream
-/// exactly as the engine draws them ([`Spacing::gap`]).
+/// exactly as the engine draws them ([`Spacing::gap`]). A timer's items
+/// (`from = "timer"`) are due at their firing: `per_tick` of them share
+/// each multiple of the period (the callbacks may run later).
 pub fn offsets(scenario: &Scenario, g: usize) -> Vec<SimDuration> {
     let group = &scenario.groups[g];
     let n = group.count as usize;
+    if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) = (group.from, &group.arrival)
+    {
+        let per_tick = per_tick.max(1) as usize;
+        return (0..n)
+            .map(|i| every.saturating_mul((i / per_tick) as u64))
+            .collect();
+    }
     let spacing = group.arrival.spacing();
     let mut stream = spacing.is_random().then(|| {
         rng::stream(

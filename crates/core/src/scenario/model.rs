@@ -296,6 +296,26 @@ pub enum Origin {
     /// submits the items in turn, sleeping between arrivals: the shape of
     /// `Task.Run(() => { for (...) Task.Run(work); })`.
     Pool,
+    /// A periodic timer the main thread creates at the group's start
+    /// (`new Timer(callback, null, 0, every_ms)`): each firing's callback
+    /// runs as pool work and queues the next `per_tick` items from its pool
+    /// thread. Its arrival is `every_ms` (the period, whole milliseconds as
+    /// `System.Threading.Timer` takes it); the group fires
+    /// `ceil(count / per_tick)` times. A starved pool runs the callbacks
+    /// late, and so queues the items late, without moving the timer's
+    /// schedule (`pool::state` timers).
+    Timer { per_tick: u32 },
+}
+
+impl Origin {
+    /// The name `from = "..."` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Main => "main",
+            Origin::Pool => "pool",
+            Origin::Timer { .. } => "timer",
+        }
+    }
 }
 
 /// When the items of a group are submitted.

@@ -242,6 +242,7 @@ pub struct RawGroup {
     pub count: Option<Spanned<Number>>,
     pub submit: Option<Spanned<String>>,
     pub from: Option<Spanned<String>>,
+    pub per_tick: Option<Spanned<Number>>,
     pub arrival: Option<Spanned<RawArrival>>,
     pub body: Option<Spanned<Vec<Spanned<RawStep>>>>,
     pub max_degree: Option<Spanned<Number>>,

@@ -78,6 +78,9 @@ namespace PoolsimHarness
         public int Count;
         public Submit Submit;
         public bool FromPool;
+        public bool FromTimer;  // from=timer: a periodic Timer's callbacks queue the items
+        public int PerTick;     // items each firing queues (from=timer)
+        public long PeriodUs;   // the timer's period (from=timer), whole milliseconds
         public int MaxDegree;
         public ThrottleKind Throttle;
         public int Limit;
@@ -405,7 +408,12 @@ namespace PoolsimHarness
                     start = Volatile.Read(ref h.FinishUs) + g.DelayUs;
                 }
                 else start = g.StartUs;
-                if (g.FromPool)
+                if (g.FromTimer)
+                {
+                    SleepUntil(start);
+                    StartTimer(g);
+                }
+                else if (g.FromPool)
                 {
                     SleepUntil(start);
                     Task.Run(() =>
@@ -420,6 +428,40 @@ namespace PoolsimHarness
             // Stay alive: a dedicated thread's exit would change the os-tasks count.
             stopSampler.WaitOne();
             Thread.Sleep(Timeout.Infinite);
+        }
+
+        // from=timer: new Timer(callback, null, 0, period) on this thread. Each
+        // firing's callback runs as pool work and queues the next PerTick
+        // items; the timer is disposed once the last are queued.
+        static readonly List<Timer> liveTimers = new List<Timer>();
+        sealed class TimerHolder { public Timer Timer; public int Fired; }
+
+        static void StartTimer(Group g)
+        {
+            int firings = (g.Count + g.PerTick - 1) / g.PerTick;
+            var h = new TimerHolder();
+            TimerCallback cb = _ =>
+            {
+                int k = Interlocked.Increment(ref h.Fired) - 1;
+                if (k >= firings) return;
+                try
+                {
+                    int end = Math.Min(g.Count, (k + 1) * g.PerTick);
+                    for (int i = k * g.PerTick; i < end; i++) SubmitOne(g, i);
+                    if (k == firings - 1)
+                    {
+                        Timer t;
+                        lock (h) t = h.Timer;
+                        if (t != null) t.Dispose();
+                    }
+                }
+                catch (Exception e) { Fail(e); }
+            };
+            Timer timer = new Timer(cb, null, 0, (int)(g.PeriodUs / 1000));
+            lock (h) h.Timer = timer;
+            lock (liveTimers) liveTimers.Add(timer);
+            // The last firing came before the timer was stored: stop it here.
+            if (Volatile.Read(ref h.Fired) >= firings) timer.Dispose();
         }
 
         // A group of no items is finished once it has been submitted.
@@ -565,6 +607,8 @@ namespace PoolsimHarness
         }
 
         static readonly string[] GroupKeys = { "count", "submit", "from", "max_degree", "throttle", "limit", "start_us", "after", "delay_us" };
+        // Keys only a from=timer group has.
+        static readonly string[] TimerKeys = { "per_tick", "period_us" };
 
         static Plan Parse(string[] lines)
         {
@@ -715,7 +759,7 @@ namespace PoolsimHarness
                 int eq = t[i].IndexOf('=');
                 if (eq <= 0) throw Bad(n, "expected key=value, found `" + t[i] + "`");
                 string k = t[i].Substring(0, eq);
-                if (Array.IndexOf(GroupKeys, k) < 0) throw Bad(n, "unknown group key `" + k + "`");
+                if (Array.IndexOf(GroupKeys, k) < 0 && Array.IndexOf(TimerKeys, k) < 0) throw Bad(n, "unknown group key `" + k + "`");
                 if (kv.ContainsKey(k)) throw Bad(n, "key `" + k + "` given twice");
                 kv[k] = t[i].Substring(eq + 1);
             }
@@ -731,7 +775,17 @@ namespace PoolsimHarness
             {
                 case "main": g.FromPool = false; break;
                 case "pool": g.FromPool = true; break;
-                default: throw Bad(n, "unknown from `" + kv["from"] + "` (main or pool)");
+                case "timer": g.FromTimer = true; break;
+                default: throw Bad(n, "unknown from `" + kv["from"] + "` (main, pool or timer)");
+            }
+            foreach (string k in TimerKeys)
+                if (kv.ContainsKey(k) != g.FromTimer)
+                    throw Bad(n, g.FromTimer ? "group " + gi + " (from=timer) lacks key `" + k + "`" : "key `" + k + "` goes with from=timer");
+            if (g.FromTimer)
+            {
+                g.PerTick = ParseInt(kv["per_tick"], n, "per_tick", 1);
+                g.PeriodUs = ParseLong(kv["period_us"], n, "period_us", 1000);
+                if (g.PeriodUs % 1000 != 0) throw Bad(n, "period_us=" + g.PeriodUs + " is not whole milliseconds (a Timer's period is an int of ms)");
             }
             g.MaxDegree = ParseInt(kv["max_degree"], n, "max_degree", 0);
             if (g.MaxDegree > 0 && !g.OneCall)

@@ -233,3 +233,48 @@ pub fn read_recorded(
         })
         .collect()
 }
+
+/// A scenario whose real run passed its wall-clock limit and was killed
+/// (`measure --timeout-s`, by default five times the model's makespan plus
+/// 30 s): the pool never finished the workload. Nothing of the run is
+/// kept but this record, `<runtime>.hung` in the scenario's folder of
+/// runs, so that a replay of the set knows the run hung rather than that
+/// it was never made. A model agrees when none of its runs completes
+/// either (a deadlock: every thread blocked on work only the pool can run).
+pub fn hung_record(dir: &Path, runtime: Runtime) -> PathBuf {
+    dir.join(format!("{}.hung", runtime.name()))
+}
+
+/// The wall-clock limit (s) a recorded run of `runtime` in `dir` hung
+/// past, when it did ([`hung_record`]).
+pub fn read_hung(dir: &Path, runtime: Runtime) -> Option<f64> {
+    let text = std::fs::read_to_string(hung_record(dir, runtime)).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("limit_s "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Writes the [`hung_record`] of a run of `scenario_file` on `runtime`
+/// that was killed at `limit`.
+pub fn write_hung(
+    dir: &Path,
+    runtime: Runtime,
+    scenario_file: &str,
+    limit: Duration,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = hung_record(dir, runtime);
+    let text = format!(
+        "# scenario: {scenario_file}\n\
+         # runtime: {}\n\
+         # A run passed its wall-clock limit and was killed: the pool never finished\n\
+         # the workload. No run of it is kept; the runs after it were not made.\n\
+         # recorded by: poolsim {}\n\
+         limit_s {:.3}\n",
+        runtime.name(),
+        env!("CARGO_PKG_VERSION"),
+        limit.as_secs_f64()
+    );
+    std::fs::write(&path, text)?;
+    Ok(path)
+}

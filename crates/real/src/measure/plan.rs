@@ -71,16 +71,20 @@ pub fn plan_text(
                 limit,
             }) => ("semaphore", limit),
         };
-        let from = match group.from {
-            Origin::Main => "main",
-            Origin::Pool => "pool",
+        // A timer group also says how many items a firing queues and its period.
+        let timer = match (group.from, &group.arrival) {
+            (Origin::Timer { per_tick }, Arrival::Every { every, .. }) => {
+                format!(" per_tick={per_tick} period_us={}", us(*every))
+            }
+            _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "group {g} count={} submit={} from={from} max_degree={} throttle={throttle} \
-             limit={limit} start_us={start_us} after={after} delay_us={delay_us}",
+            "group {g} count={} submit={} from={} max_degree={} throttle={throttle} \
+             limit={limit} start_us={start_us} after={after} delay_us={delay_us}{timer}",
             group.count,
             group.submit.name(),
+            group.from.name(),
             group.max_degree.unwrap_or(0),
         );
         let _ = write!(out, "arrivals {g}");
@@ -158,6 +162,32 @@ mod tests {
         assert!(lines.contains(&"arrivals 1 0"));
         assert!(lines.contains(&"probe every_us=100000"));
         assert_eq!(*lines.last().unwrap(), "end");
+    }
+
+    #[test]
+    fn a_timer_group_says_its_burst_and_period() {
+        let s = parse_scenario(
+            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n[[group]]\ncount = 5\n\
+             submit = \"queue-user-work-item\"\nfrom = \"timer\"\nper_tick = 2\n\
+             arrival = { every_ms = 500, start_ms = 10 }\nbody = [ { sleep_ms = 1 } ]\n",
+            "t.toml",
+        )
+        .unwrap();
+        let text = plan_text(&s, None, 1000, 10_000).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines.contains(
+                &"group 0 count=5 submit=queue-user-work-item from=timer max_degree=0 \
+                  throttle=none limit=0 start_us=10000 after=-1 delay_us=0 per_tick=2 \
+                  period_us=500000"
+            ),
+            "{text}"
+        );
+        // Each item at its firing's due time.
+        assert!(
+            lines.contains(&"arrivals 0 0 0 500000 500000 1000000"),
+            "{text}"
+        );
     }
 
     #[test]

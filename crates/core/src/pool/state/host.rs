@@ -8,7 +8,7 @@ use super::queues::Taken;
 use super::{PoolState, PoolWork};
 use crate::policy::RequestCause;
 use crate::policy::config::TimerDispatch;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::trace::ThreadId;
 
 /// What a pool thread does next in its worker loop.
@@ -137,6 +137,25 @@ pub trait PoolHost {
     /// `PoolState::add_timer`).
     fn add_timer(&mut self, due: SimTime, action: Self::Timer, by: ThreadId) {
         if let Some(q) = self.state().add_timer(due, action, by) {
+            self.arm_timer_thread(q);
+        }
+    }
+
+    /// Adds a periodic timer created by thread `by`: first due at `due`,
+    /// then every `period`, `firings` times in all (see
+    /// `PoolState::add_periodic_timer`).
+    fn add_periodic_timer(
+        &mut self,
+        due: SimTime,
+        action: Self::Timer,
+        by: ThreadId,
+        period: SimDuration,
+        firings: u32,
+    ) {
+        if let Some(q) = self
+            .state()
+            .add_periodic_timer(due, action, by, period, firings)
+        {
             self.arm_timer_thread(q);
         }
     }

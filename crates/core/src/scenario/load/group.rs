@@ -13,10 +13,14 @@ use super::shape::{SUBMITS, check_shape};
 use crate::diagnostics::{Problem, Report, choose};
 use crate::scenario::model::{Arrival, Group, MAX_ITEMS, Origin, Submit};
 use crate::scenario::raw::{Number, RawGroup};
-use crate::time::SimDuration;
+use crate::time::{NANOS_PER_MS, SimDuration};
 
 /// `from = ...` values.
-const ORIGINS: &[(&str, Origin)] = &[("main", Origin::Main), ("pool", Origin::Pool)];
+const ORIGINS: &[(&str, Origin)] = &[
+    ("main", Origin::Main),
+    ("pool", Origin::Pool),
+    ("timer", Origin::Timer { per_tick: 1 }),
+];
 
 /// Group `i`; `names` are every group's names, for `after`.
 pub(super) fn build_group(
@@ -90,6 +94,7 @@ pub(super) fn build_group(
         Some(shape) => check_shape(&path, shape, raw, r),
         None => (None, None),
     };
+    let from = check_timer(&path, g, from, submit, &arrival, r);
     Group {
         name,
         count: count.map_or(1, |c| c.unsigned_abs()),
@@ -100,6 +105,78 @@ pub(super) fn build_group(
         max_degree,
         throttle,
     }
+}
+
+/// A timer group (`from = "timer"`): its `per_tick`, a period of whole
+/// milliseconds, items its callback can queue. `per_tick` anywhere else
+/// is refused.
+fn check_timer(
+    path: &str,
+    g: &Spanned<RawGroup>,
+    from: Origin,
+    submit: Submit,
+    arrival: &Arrival,
+    r: &mut Report<'_>,
+) -> Origin {
+    let raw = g.get_ref();
+    let Origin::Timer { .. } = from else {
+        if let Some(p) = &raw.per_tick {
+            r.error(
+                p.span(),
+                &format!("{path}.per_tick"),
+                Problem::new("`per_tick` goes with `from = \"timer\"`").help(
+                    "items a timer's callback queues each time it fires: \
+                     `from = \"timer\"`, `per_tick = 6`, `arrival = { every_ms = 500 }`",
+                ),
+            );
+        }
+        return from;
+    };
+    let per_tick = raw
+        .per_tick
+        .as_ref()
+        .and_then(|p| {
+            r.check(p, &format!("{path}.per_tick"), |n| {
+                n.integer_in(1, i64::from(u32::MAX))
+            })
+        })
+        .map_or(1, |n| n as u32);
+    let at = raw.from.as_ref().map_or(g.span(), |f| f.span());
+    match arrival {
+        Arrival::Every { every, .. }
+            if every.as_nanos() >= NANOS_PER_MS && every.as_nanos() % NANOS_PER_MS == 0 => {}
+        Arrival::Every { every, .. } => r.error(
+            raw.arrival.as_ref().map_or(at.clone(), |a| a.span()),
+            &format!("{path}.arrival.every_ms"),
+            Problem::new(format!(
+                "a timer's period is a whole number of milliseconds (System.Threading.Timer \
+                 takes an int), found {} ms",
+                every.as_ms_f64()
+            ))
+            .help("round it: `every_ms = 500`"),
+        ),
+        _ => r.error(
+            raw.arrival.as_ref().map_or(at.clone(), |a| a.span()),
+            &format!("{path}.arrival"),
+            Problem::new("a timer fires every period: its arrival is `every_ms`").help(
+                "`arrival = { every_ms = 500 }` (the period; `start_ms` is when the program \
+                 creates the timer)",
+            ),
+        ),
+    }
+    if !matches!(submit, Submit::TaskRun | Submit::QueueUserWorkItem) {
+        r.error(
+            raw.submit.as_ref().map_or(at, |s| s.span()),
+            &format!("{path}.submit"),
+            Problem::new(format!(
+                "a timer's callback queues work items: `submit = \"{}\"` cannot go with \
+                 `from = \"timer\"`",
+                submit.name()
+            ))
+            .help("`submit = \"task-run\"` or `submit = \"queue-user-work-item\"`"),
+        );
+    }
+    Origin::Timer { per_tick }
 }
 
 pub(super) fn check_group_names(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {

@@ -271,3 +271,74 @@ fn after_takes_a_stream_but_not_an_instant() {
     .unwrap_err();
     assert!(e.to_string().contains("an arrival has one kind"), "{e}");
 }
+
+/// A group of `keys` (TOML lines) on one core.
+fn one_group(keys: &str) -> String {
+    format!(
+        "[machine]\ncores = 1\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 48\nbody = [ {{ sleep_ms = 800 }} ]\n{keys}\n"
+    )
+}
+
+#[test]
+fn a_timer_group_reads_its_burst_and_period() {
+    let text = one_group(
+        "submit = \"queue-user-work-item\"\nfrom = \"timer\"\nper_tick = 6\narrival = { every_ms = 500, start_ms = 20 }",
+    );
+    let g = &parse_scenario(&text, "t.toml").unwrap().groups[0];
+    assert_eq!(g.from, Origin::Timer { per_tick: 6 });
+    assert_eq!(g.from.name(), "timer");
+    assert_eq!(
+        g.arrival,
+        Arrival::Every {
+            start: SimDuration::from_ms(20),
+            every: SimDuration::from_ms(500)
+        }
+    );
+    // One item a firing by default.
+    let text = one_group("from = \"timer\"\narrival = { every_ms = 250 }");
+    let g = &parse_scenario(&text, "t.toml").unwrap().groups[0];
+    assert_eq!(g.from, Origin::Timer { per_tick: 1 });
+}
+
+#[test]
+fn a_timer_group_is_refused_what_a_timer_cannot_do() {
+    for (keys, path, says) in [
+        (
+            "per_tick = 6",
+            "group[0].per_tick",
+            "`per_tick` goes with `from = \"timer\"`",
+        ),
+        (
+            "from = \"timer\"\narrival = { at_ms = 0 }",
+            "group[0].arrival",
+            "its arrival is `every_ms`",
+        ),
+        (
+            "from = \"timer\"\narrival = { poisson_per_s = 5 }",
+            "group[0].arrival",
+            "its arrival is `every_ms`",
+        ),
+        (
+            "from = \"timer\"\narrival = { every_ms = 500.5 }",
+            "group[0].arrival.every_ms",
+            "whole number of milliseconds",
+        ),
+        (
+            "from = \"timer\"\nsubmit = \"parallel-for\"\narrival = { every_ms = 500 }",
+            "group[0].submit",
+            "cannot go with `from = \"timer\"`",
+        ),
+        (
+            "from = \"timer\"\nper_tick = 0\narrival = { every_ms = 500 }",
+            "group[0].per_tick",
+            "must be",
+        ),
+        ("from = \"clock\"", "group[0].from", "timer"),
+    ] {
+        let e = parse_scenario(&one_group(keys), "t.toml").unwrap_err();
+        let d = e.diagnostics().next().unwrap();
+        assert_eq!(d.path.as_deref(), Some(path), "{keys}");
+        let all = format!("{} {}", d.message, d.help.as_deref().unwrap_or(""));
+        assert!(all.contains(says), "{keys}: {all}");
+    }
+}

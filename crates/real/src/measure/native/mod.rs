@@ -477,6 +477,45 @@ mod tests {
     }
 
     #[test]
+    fn a_timer_queues_its_bursts_from_pool_threads() {
+        // 4 firings every 60 ms, 3 items each; enough threads that every
+        // callback runs on time.
+        let trace = run(
+            r#"
+            [machine]
+            cores = 2
+            [pool]
+            policy = "net8"
+            min_threads = 8
+            [[group]]
+            name = "ticks"
+            count = 12
+            submit = "queue-user-work-item"
+            from = "timer"
+            per_tick = 3
+            arrival = { every_ms = 60 }
+            body = [ { sleep_ms = 20 } ]
+            "#,
+            10_000,
+        )
+        .unwrap();
+        check_trace(&trace, 12);
+        for (k, burst) in trace.items.chunks(3).enumerate() {
+            let due = 60.0 * k as f64;
+            for item in burst {
+                // Queued by the firing's callback: at its due time, a little
+                // after (the timer thread's wake-up), never before.
+                assert!(
+                    (due - 0.5..=due + 25.0).contains(&ms(item.queued)),
+                    "firing {k}: {:?}",
+                    trace.items
+                );
+            }
+            assert!(ms(burst[2].queued) - ms(burst[0].queued) < 5.0, "{burst:?}");
+        }
+    }
+
+    #[test]
     fn one_call_shapes_are_unsupported() {
         let err = run(
             r#"

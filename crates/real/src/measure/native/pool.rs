@@ -726,6 +726,24 @@ impl Inner {
         self.request_thread(RequestCause::Enqueue);
     }
 
+    /// A firing of group `g`'s timer runs its callback on pool thread `t`:
+    /// it queues the group's next `per_tick` items from `t` (the engine's
+    /// `timer_tick`).
+    pub fn timer_tick(&mut self, t: ThreadId, g: u32) {
+        let scenario = Arc::clone(&self.pool.scenario);
+        let group = &scenario.groups[g as usize];
+        let Origin::Timer { per_tick } = group.from else {
+            return;
+        };
+        for _ in 0..per_tick {
+            if self.pool.groups[g as usize].submitted >= group.count {
+                break;
+            }
+            self.submit_task(g, Some(t));
+            self.pool.groups[g as usize].submitted += 1;
+        }
+    }
+
     /// Submits every item of group `g` due by now. Returns when the next
     /// one is due, `None` when the group is fully submitted.
     pub fn submit_due(&mut self, g: u32, from: Option<ThreadId>) -> Option<SimTime> {
@@ -759,6 +777,26 @@ impl Inner {
                 pending = true;
                 continue;
             };
+            if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) =
+                (group.from, &group.arrival)
+            {
+                if state.submitter_queued {
+                    continue;
+                }
+                if base <= self.pool.clock() {
+                    // new Timer(callback, null, 0, period): the main thread
+                    // has no slot here, so the timer joins thread 0's queue.
+                    self.pool.groups[g].submitter_queued = true;
+                    let firings = group.count.div_ceil(u64::from(per_tick.max(1)));
+                    let firings = u32::try_from(firings).unwrap_or(u32::MAX);
+                    let now = self.pool.clock();
+                    self.add_periodic_timer(now, TimerAction::Tick(g as u32), 0, *every, firings);
+                } else {
+                    pending = true;
+                    next = Some(next.map_or(base, |n| n.min(base)));
+                }
+                continue;
+            }
             if group.from == Origin::Pool {
                 if state.submitter_queued {
                     continue;

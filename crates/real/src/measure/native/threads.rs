@@ -228,6 +228,10 @@ fn run_timer<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId, id: u32) -> (Gua
             }
             None => run_item(sh, g, t, item),
         },
+        TimerAction::Tick(group) => {
+            g.timer_tick(t, group);
+            (g, WorkEnd::Finished)
+        }
     }
 }
 
