@@ -11,6 +11,9 @@
 #          the re-runs go (default target/app-loop/APP; the fixtures are
 #          tests/fixtures/apps/APP)
 #   RERUNS=N  re-runs with the setting (default 3)
+#   REUSE_RECORDING=1  advise on OUT_DIR/recorded.nettrace as it is (a
+#             draft rule changed, the program did not) instead of
+#             recording the program again
 #   POOLSIM=path/to/poolsim (default: builds target/release/poolsim)
 #
 # Needs mcs (scripts/install-runtimes.sh mono) and .NET 8
@@ -51,19 +54,27 @@ run_app() { # OUT.txt [VAR=VALUE ...]
   env DOTNET_ROOT="$dotnet_dir" "$@" "$dotnet_dir/dotnet" exec --runtimeconfig "$work/rc.json" "$work/$app.dll" $app_args > "$txt"
 }
 
-echo "$app: recording ($app_args) with the README's line and the work-item provider"
-rm -f "$out/recorded.nettrace"
-run_app "$out/recorded.txt" DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$out/recorded.nettrace" \
-  DOTNET_EventPipeRundown=0 \
-  DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5'
+if [ "${REUSE_RECORDING:-0}" = 1 ] && [ -f "$out/recorded.nettrace" ]; then
+  echo "$app: advising on the recording already in $out (REUSE_RECORDING=1)"
+else
+  echo "$app: recording ($app_args) with the README's line and the work-item provider"
+  rm -f "$out/recorded.nettrace"
+  run_app "$out/recorded.txt" DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$out/recorded.nettrace" \
+    DOTNET_EventPipeRundown=0 \
+    DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5'
+fi
 tail -1 "$out/recorded.txt"
 
 echo "$app: poolsim advise recorded.nettrace"
+# Advise from the repository's root on a relative path where the output is
+# inside it, so that the advice names the trace as a clone has it.
+trace=$(realpath --relative-to="$root" "$out/recorded.nettrace")
+case "$trace" in ../*) trace="$out/recorded.nettrace" ;; esac
 set +e
-"$POOLSIM" advise "$out/recorded.nettrace" --runs 20 --json > "$out/advice.json"
+(cd "$root" && "$POOLSIM" advise "$trace" --runs 20 --json) > "$out/advice.json"
 code=$?
 set -e
-"$POOLSIM" advise "$out/recorded.nettrace" --runs 20 > "$out/advice.txt" || true
+(cd "$root" && "$POOLSIM" advise "$trace" --runs 20) > "$out/advice.txt" || true
 cat "$out/advice.txt"
 if [ $code -ne 0 ]; then echo "$app: advise exited $code: no setting to try" >&2; exit 1; fi
 var=$(python3 -c '

@@ -29,6 +29,15 @@
 //!   arrivals each run: a service's traffic differs from run to run, and
 //!   its bursts are what tips a pool into starvation (the arrivals spread
 //!   evenly over a phase never burst);
+//! - a program's periodic timer: when short items queued from outside the
+//!   pool (the timer thread's) each queued the same number of items from
+//!   the pool thread running them ([`super::ticks`]), those items are one
+//!   group `from = "timer"` with that `per_tick` and the period read (an
+//!   upper bound), and what the timer thread queued is left out (these
+//!   callbacks, later firings with nothing to queue, other timers': the
+//!   model runs its timers itself): a starved pool runs the callbacks late and so queued the
+//!   items late, which a replay of the recorded queueing instants would
+//!   keep under any setting;
 //! - phases otherwise: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
 //!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
@@ -41,8 +50,10 @@
 //! - an item never dequeued gets the median pool time;
 //! - the policy: `net8` (the trace does not name the runtime's version).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use super::ticks::{TimerReading, read_timer};
 use super::timeline::PoolTimeline;
 
 /// Arrivals closer than this belong to one phase (ms).
@@ -199,23 +210,61 @@ fn cooperative_raises(t: &PoolTimeline) -> u64 {
 /// own threads (the timer thread, or a pool thread firing timers); the
 /// models queue those completions themselves (`wait_ms`), so the program's
 /// work is the items queued by the thread that queued the first item.
-fn program_item_rule(t: &PoolTimeline) -> impl Fn(&super::items::WorkItem) -> bool {
+///
+/// A program's periodic timer ([`super::ticks`]) changes both: its
+/// callbacks are not the program's items (the model runs them as the
+/// timer's), and the items they queue are, whoever queued them.
+fn program_mask(t: &PoolTimeline, timer: Option<&TimerReading>) -> Vec<bool> {
+    let records = &t.items.records;
     let cooperative = cooperative_raises(t) > 0;
-    let submitter = t
-        .items
-        .records
+    let submitter = records
         .iter()
         .filter(|r| r.enqueued_ns.is_some())
         .min_by_key(|r| r.enqueued_ns)
         .and_then(|r| r.enqueue_thread);
-    move |r| !cooperative || r.enqueue_thread == submitter
+    let mut mask: Vec<bool> = records
+        .iter()
+        .map(|r| !cooperative || r.enqueue_thread == submitter)
+        .collect();
+    if let Some(timer) = timer {
+        // What the timer thread queued is timer work: this timer's
+        // callbacks, its firings after its last items (a callback with
+        // nothing left to queue), other timers' (the completions of
+        // Task.Delay, which the model queues itself).
+        for (keep, r) in mask.iter_mut().zip(records) {
+            if r.enqueue_thread == Some(timer.timer_thread) {
+                *keep = false;
+            }
+        }
+        for &c in &timer.children {
+            mask[c] = true;
+        }
+    }
+    mask
 }
 
-/// The work items a draft is drafted from (the rule of `program_item_rule`): the
+/// The pool's threads: those the thread counts name and those that ran items.
+fn pool_threads(t: &PoolTimeline) -> HashSet<u64> {
+    let mut workers: HashSet<u64> = t.thread_count.iter().map(|p| p.thread_id).collect();
+    workers.extend(t.items.records.iter().filter_map(|r| r.thread));
+    workers
+}
+
+/// The program's periodic timer, when the items show one.
+fn program_timer(t: &PoolTimeline) -> Option<TimerReading> {
+    read_timer(&t.items.records, &pool_threads(t))
+}
+
+/// The work items a draft is drafted from (the rule of `program_mask`): the
 /// ones the replay is compared with.
 pub fn program_items(t: &PoolTimeline) -> Vec<&super::items::WorkItem> {
-    let program = program_item_rule(t);
-    t.items.records.iter().filter(|r| program(r)).collect()
+    let mask = program_mask(t, program_timer(t).as_ref());
+    t.items
+        .records
+        .iter()
+        .zip(mask)
+        .filter_map(|(r, keep)| keep.then_some(r))
+        .collect()
 }
 
 /// Drafts a scenario from a timeline read with [`PoolTimeline::read`].
@@ -228,44 +277,68 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     if w.records.iter().all(|r| r.dequeued_ns.is_none()) {
         return Err(DraftError::NoDequeues(w.enqueued));
     }
-    let mut workers: std::collections::HashSet<u64> =
-        t.thread_count.iter().map(|p| p.thread_id).collect();
-    workers.extend(w.records.iter().filter_map(|r| r.thread));
+    let workers = pool_threads(t);
+    let timer = read_timer(&w.records, &workers);
     // The completions a wait waited for are not the program's work (see
     // `is_program_item`); the blocked items' pool times grew with the
     // starvation: their own length is what the unstarved items took, the
     // shortest pool time (waiting adds to a pool time, never takes from
     // it), one body for all.
     let cooperative = cooperative_raises(t);
-    let program = program_item_rule(t);
-    let completions = |r: &&super::items::WorkItem| !program(r);
-    let dropped_completions = w.records.iter().filter(|r| completions(r)).count();
-    let mut items: Vec<Item> = w
-        .records
-        .iter()
-        .filter(|r| !completions(r))
-        .filter_map(|r| {
-            let arrival = r.enqueued_ns.or(r.dequeued_ns)?;
-            Some(Item {
-                arrival_ms: ms(arrival),
-                pool_ms: r.pool_time_ns().map(ms),
-                from_pool: r.enqueue_thread.is_some_and(|th| workers.contains(&th)),
-            })
-        })
-        .collect();
+    let mask = program_mask(t, timer.as_ref());
+    let timer_work = timer.as_ref().map_or(0, |t| {
+        w.records
+            .iter()
+            .filter(|r| r.enqueue_thread == Some(t.timer_thread))
+            .count()
+    });
+    let dropped_completions = mask.iter().filter(|keep| !**keep).count() - timer_work;
+    let mut tick_child = vec![false; w.records.len()];
+    for &c in timer.iter().flat_map(|t| &t.children) {
+        tick_child[c] = true;
+    }
+    let mut items: Vec<Item> = Vec::new();
+    let mut ticked: Vec<Item> = Vec::new();
+    for (i, r) in w.records.iter().enumerate() {
+        if !mask[i] {
+            continue;
+        }
+        let Some(arrival) = r.enqueued_ns.or(r.dequeued_ns) else {
+            continue;
+        };
+        let item = Item {
+            arrival_ms: ms(arrival),
+            pool_ms: r.pool_time_ns().map(ms),
+            from_pool: r.enqueue_thread.is_some_and(|th| workers.contains(&th)),
+        };
+        if tick_child[i] {
+            ticked.push(item);
+        } else {
+            items.push(item);
+        }
+    }
     items.sort_by(|a, b| a.arrival_ms.total_cmp(&b.arrival_ms));
-    let t0 = items.first().map_or(0.0, |i| i.arrival_ms);
-    let mut known: Vec<f64> = items.iter().filter_map(|i| i.pool_ms).collect();
+    // The run starts at the first arrival, or the timer's first firing.
+    let first_due = timer.as_ref().map(|t| ms(t.first_due_ns));
+    let t0 = items
+        .first()
+        .map(|i| i.arrival_ms)
+        .into_iter()
+        .chain(first_due)
+        .fold(f64::INFINITY, f64::min);
+    let t0 = if t0.is_finite() { t0 } else { 0.0 };
+    let all = || items.iter().chain(&ticked);
+    let mut known: Vec<f64> = all().filter_map(|i| i.pool_ms).collect();
     known.sort_by(f64::total_cmp);
     let median = known.get(known.len() / 2).copied().unwrap_or(0.0);
-    let never_dequeued = items.iter().filter(|i| i.pool_ms.is_none()).count();
+    let never_dequeued = all().filter(|i| i.pool_ms.is_none()).count();
     let no_enqueue = w.records.iter().filter(|r| r.enqueued_ns.is_none()).count();
     let at_trace_end = w
         .records
         .iter()
         .filter(|r| r.end == Some(super::items::ItemEnd::TraceEnd))
         .count();
-    let from_pool = items.iter().filter(|i| i.from_pool).count();
+    let from_pool = all().filter(|i| i.from_pool).count();
 
     // A Poisson stream is one phase; otherwise phases split at arrival gaps.
     let arrivals: Vec<f64> = items.iter().map(|i| i.arrival_ms).collect();
@@ -332,6 +405,21 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     }
     groups.sort_by(|a, b| a.arrivals[0].total_cmp(&b.arrivals[0]));
 
+    // The timer's items: one group, one body (the floor of blocked waits,
+    // else their mean pool time).
+    let timer_group = timer.as_ref().map(|timer| {
+        let times: Vec<f64> = ticked.iter().filter_map(|i| i.pool_ms).collect();
+        let mean = if times.is_empty() {
+            median
+        } else {
+            times.iter().sum::<f64>() / times.len() as f64
+        };
+        let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = times.iter().copied().fold(0.0, f64::max);
+        let start = (ms(timer.first_due_ns) - t0).max(0.0);
+        (timer, floor_ms.unwrap_or(mean), start, lo.min(hi), hi)
+    });
+
     let info = t.trace.as_ref();
     let processors = info.map_or(0, |i| i.processors);
     let cores = processors.clamp(1, 4096);
@@ -349,9 +437,9 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         s,
         "# - {} items: arrivals from their enqueues (FrameworkEventSource 30), {} ms to {} ms \
          after the trace started; the last ended at {} ms (span {} ms).",
-        items.len(),
+        items.len() + ticked.len(),
         num(t0),
-        num(items.last().map_or(t0, |i| i.arrival_ms)),
+        num(all().map(|i| i.arrival_ms).fold(t0, f64::max)),
         num(last_end),
         num(span_ms)
     );
@@ -425,6 +513,37 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
             "# - every body is `sleep_ms` of the pool time: a trace cannot tell blocking from \
              CPU work (make a body `cpu_ms` where the item computes), and no CooperativeBlocking \
              adjustment says the threads waited on tasks."
+        );
+    }
+    if let Some((timer, body, start, lo, hi)) = &timer_group {
+        let _ = writeln!(
+            s,
+            "# - a periodic timer (group \"timer\"): {} callbacks, each queued by one thread \
+             outside the pool (the timer thread), each queued {} items from the pool thread \
+             that ran it ({} in all), so `from = \"timer\"`, `per_tick = {}`, first due at {} \
+             ms. Its period, {} ms, is an upper bound: callback k ran at or after the first \
+             firing + k periods, never earlier, the tightest at callback {} ({} ms a period); \
+             behind a starved pool callbacks run late, so the period may be shorter. Its \
+             items' body is {} ms ({} of their pool times, {} to {} ms). Left out: the {} \
+             items the timer thread queued (these callbacks, later firings with nothing to \
+             queue, other timers'): the model runs its timers itself.",
+            timer.callbacks.len(),
+            timer.per_tick,
+            ticked.len(),
+            timer.per_tick,
+            num(*start),
+            timer.period_ms,
+            timer.bound_firing + 1,
+            num(timer.bound_ms),
+            num(*body),
+            if floor_ms.is_some() {
+                "the shortest"
+            } else {
+                "the mean"
+            },
+            num(*lo),
+            num(*hi),
+            timer_work
         );
     }
     if let Some(stream) = &poisson {
@@ -510,6 +629,22 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         let _ = writeln!(s, "min_threads = {min}");
         let _ = writeln!(s, "max_threads = {max}");
     }
+    if let Some((timer, body, start, _, _)) = &timer_group {
+        let _ = writeln!(s);
+        let _ = writeln!(s, "[[group]]");
+        let _ = writeln!(s, "name = \"timer\"");
+        let _ = writeln!(s, "count = {}", ticked.len());
+        let _ = writeln!(s, "submit = \"queue-user-work-item\"");
+        let _ = writeln!(s, "from = \"timer\"");
+        let _ = writeln!(s, "per_tick = {}", timer.per_tick);
+        let _ = writeln!(
+            s,
+            "arrival = {{ every_ms = {}, start_ms = {} }}",
+            timer.period_ms,
+            num(*start)
+        );
+        let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(body.max(0.001)));
+    }
     let per_phase = |p: usize| groups.iter().filter(|g| g.phase == p).count();
     let mut seen: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     for g in &groups {
@@ -548,9 +683,9 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     }
     Ok(Draft {
         toml: s,
-        items: items.len(),
+        items: items.len() + ticked.len(),
         phases: phases.len(),
-        groups: groups.len(),
+        groups: groups.len() + usize::from(timer_group.is_some()),
         span_ms,
     })
 }

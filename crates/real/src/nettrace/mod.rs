@@ -76,6 +76,7 @@ mod items;
 mod reader;
 pub mod replay;
 pub mod synth;
+pub mod ticks;
 mod timeline;
 
 use std::io::{BufReader, Read};
