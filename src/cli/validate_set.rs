@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 
 use poolsim::engine::SimOptions;
 use poolsim::generate::{self, Generated};
-use poolsim::measure::{self, Runtime};
+use poolsim::measure::{self, MeasureError, Runtime};
 use poolsim::output::human_ms;
+use poolsim::policy::PolicyConfig;
 use poolsim::policy_file::resolve_policy;
 use poolsim::scenario::ArrivalDraws;
+use poolsim::scenario::Scenario;
 use poolsim::scenario::load::parse_scenario;
 use poolsim::spread;
 use poolsim::validate::distribution::{
@@ -19,7 +21,7 @@ use poolsim::validate::distribution::{
 };
 
 use super::Failure;
-use super::measure::{measure_timed, parse_runtime, save_runs};
+use super::measure::{measure_runs, parse_runtime, run_timeout, save_runs};
 use super::validate::{Grammar, ValidateArgs, check_runs};
 
 /// The set passes with at least this share of measured runs in range ...
@@ -83,13 +85,20 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
     }
     let mut reports: Vec<DistributionReport> = Vec::new();
     let mut failed: Vec<(String, i32)> = Vec::new();
+    let mut hung: Vec<Hung> = Vec::new();
     for g in &set {
         match one(args, runtime, &policy, g, sim_runs) {
-            Ok((r, items, cores)) => {
+            Ok(Row::Compared(r, items, cores)) => {
                 if !args.json {
                     print_row(g, &r, items, cores);
                 }
-                reports.push(r);
+                reports.push(*r);
+            }
+            Ok(Row::Hung(h)) => {
+                if !args.json {
+                    println!("{}", h.line());
+                }
+                hung.push(h);
             }
             Err(failure @ Failure::Input(_)) => return Err(failure),
             Err(failure) => {
@@ -106,7 +115,8 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
     let summary = summarize_set(&reports);
     let pass = summary.coverage >= SET_COVERAGE
         && summary.median_abs_median_error <= SET_MEDIAN_ERROR
-        && !reports.is_empty();
+        && !reports.is_empty()
+        && hung.iter().all(Hung::predicted);
     if args.json {
         let value = serde_json::json!({
             "grammar_seed": args.seed,
@@ -116,12 +126,13 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
             "sim_runs": sim_runs,
             "scenarios": reports,
             "failed": failed,
+            "hung": hung,
             "summary": summary,
             "pass": pass,
         });
         println!("{value}");
     } else {
-        print_summary(&summary, &failed, pass);
+        print_summary(&summary, &failed, &hung, pass);
     }
     if !failed.is_empty() {
         Err(Failure::Incomplete(None))
@@ -129,6 +140,65 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
         Ok(())
     } else {
         Err(Failure::Miss)
+    }
+}
+
+/// What one scenario of the set gave.
+enum Row {
+    /// Its runs, compared with the model's distribution (items, cores).
+    Compared(Box<DistributionReport>, u64, u32),
+    /// A real run passed its wall-clock limit.
+    Hung(Hung),
+}
+
+/// A scenario whose real run never finished: it passed its wall-clock
+/// limit and was killed ([`measure::hung_record`]). The model predicts it
+/// when none of its runs completes (a deadlock).
+#[derive(serde::Serialize)]
+struct Hung {
+    scenario: String,
+    limit_s: f64,
+    /// The model's runs that did not complete, of `sim_runs`.
+    sim_incomplete: usize,
+    sim_runs: usize,
+}
+
+impl Hung {
+    fn predicted(&self) -> bool {
+        self.sim_runs > 0 && self.sim_incomplete == self.sim_runs
+    }
+
+    fn line(&self) -> String {
+        let model = match self.sim_incomplete {
+            0 => format!("every one of its {} runs finishes", self.sim_runs),
+            k => format!("{k} of its {} runs never finish", self.sim_runs),
+        };
+        format!(
+            "{:<16} hung: a real run passed its {} limit and was killed; the model: {model}  {}",
+            self.scenario,
+            human_ms(self.limit_s * 1000.0),
+            if self.predicted() {
+                "as predicted"
+            } else {
+                "MISS"
+            }
+        )
+    }
+
+    fn of(
+        g: &Generated,
+        scenario: &Scenario,
+        policy: &PolicyConfig,
+        runs: usize,
+        limit_s: f64,
+    ) -> Hung {
+        let sim = spread::spread_with_offsets(scenario, policy, runs, &SimOptions::default());
+        Hung {
+            scenario: stem(g),
+            limit_s,
+            sim_incomplete: sim.incomplete,
+            sim_runs: sim.runs,
+        }
     }
 }
 
@@ -185,7 +255,7 @@ fn one(
     policy: &poolsim::policy::PolicyConfig,
     g: &Generated,
     sim_runs: usize,
-) -> Result<(DistributionReport, u64, u32), Failure> {
+) -> Result<Row, Failure> {
     // The grammar makes only valid scenarios (a unit test checks it).
     let mut scenario = parse_scenario(&g.toml, &g.file)
         .map_err(|e| Failure::error(format!("generated {} does not load: {e}", g.file)))?;
@@ -196,19 +266,38 @@ fn one(
     let runs = match &args.fixtures {
         Some(dir) => {
             check_recorded_text(dir, g)?;
+            if let Some(limit_s) = measure::read_hung(&dir.join(stem(g)), runtime) {
+                return Ok(Row::Hung(Hung::of(g, &scenario, policy, sim_runs, limit_s)));
+            }
             // Its message says `error: ` itself.
             measure::read_recorded(&dir.join(stem(g)), runtime, &scenario)
                 .map_err(Failure::Input)?
         }
         None => {
-            let mut runs = measure_timed(
-                runtime,
-                &scenario,
-                policy,
-                args.repeat,
-                args.timeout_s,
-                tiered,
-            )?;
+            let timeout = run_timeout(args.timeout_s, &scenario, policy);
+            let mut runs =
+                match measure_runs(runtime, &scenario, policy, args.repeat, timeout, tiered) {
+                    Ok(runs) => runs,
+                    Err(MeasureError::TimedOut(limit)) => {
+                        if let Some(dir) = &args.record {
+                            let file = dir.join(&g.file);
+                            std::fs::create_dir_all(dir)
+                                .and_then(|_| std::fs::write(&file, &g.toml))
+                                .and_then(|_| {
+                                    measure::write_hung(
+                                        &dir.join(stem(g)),
+                                        runtime,
+                                        &file.display().to_string(),
+                                        limit,
+                                    )
+                                })
+                                .map_err(anyhow::Error::from)?;
+                        }
+                        let limit_s = limit.as_secs_f64();
+                        return Ok(Row::Hung(Hung::of(g, &scenario, policy, sim_runs, limit_s)));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
             if let Some(dir) = &args.record {
                 let file = dir.join(&g.file);
                 std::fs::create_dir_all(dir)
@@ -231,7 +320,11 @@ fn one(
         runtime.name(),
         &DistTolerances::default(),
     );
-    Ok((report, scenario.item_count(), scenario.machine.cores))
+    Ok(Row::Compared(
+        Box::new(report),
+        scenario.item_count(),
+        scenario.machine.cores,
+    ))
 }
 
 /// A recorded set must be the set the grammar draws now.
@@ -271,7 +364,7 @@ fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
     );
 }
 
-fn print_summary(s: &SetSummary, failed: &[(String, i32)], pass: bool) {
+fn print_summary(s: &SetSummary, failed: &[(String, i32)], hung: &[Hung], pass: bool) {
     println!();
     println!(
         "measured runs inside the simulated range (+/- 2 %): {} of {} ({:.1} %; target >= {:.0} %)",
@@ -319,8 +412,55 @@ fn print_summary(s: &SetSummary, failed: &[(String, i32)], pass: bool) {
             println!("  {:+.1} %  {name}", e * 100.0);
         }
     }
+    if !hung.is_empty() {
+        let predicted = hung.iter().filter(|h| h.predicted()).count();
+        println!(
+            "hung past the wall-clock limit (not in the figures above): {} scenario(s), {} as \
+             the model predicts (none of its runs finishes){}",
+            hung.len(),
+            predicted,
+            if predicted < hung.len() {
+                ": the others are misses"
+            } else {
+                ""
+            }
+        );
+    }
     for (name, code) in failed {
         println!("run failed: {name} (exit {code})");
     }
     println!("{}", if pass { "PASS" } else { "FAIL" });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hung(sim_incomplete: usize) -> Hung {
+        Hung {
+            scenario: "apps-2-06".into(),
+            limit_s: 280.257,
+            sim_incomplete,
+            sim_runs: 100,
+        }
+    }
+
+    #[test]
+    fn a_hang_is_predicted_only_when_no_run_of_the_model_finishes() {
+        assert!(hung(100).predicted());
+        assert!(hung(100).line().ends_with("as predicted"));
+        assert!(!hung(99).predicted());
+        assert!(hung(99).line().contains("99 of its 100 runs never finish"));
+        assert!(
+            hung(0)
+                .line()
+                .contains("every one of its 100 runs finishes")
+        );
+        assert!(hung(0).line().ends_with("MISS"));
+        assert!(
+            hung(0).line().contains("4 min 40.3 s limit"),
+            "{}",
+            hung(0).line()
+        );
+    }
 }

@@ -72,7 +72,11 @@ const APPS_SETS: [(u64, &str, &[Recorded]); 2] = [
         "tests/fixtures/generated-apps-1",
         &[(Runtime::Net8, 3), (Runtime::Coreclr3, 2)],
     ),
-    (2, "tests/fixtures/generated-apps-2", &[(Runtime::Net8, 5)]),
+    (
+        2,
+        "tests/fixtures/generated-apps-2",
+        &[(Runtime::Net8, 5), (Runtime::Mono, 5)],
+    ),
 ];
 
 fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, DistributionReport)> {
@@ -93,7 +97,7 @@ fn replay_grammar(
     let policy = resolve_policy(policy_name).unwrap();
     grammar(SET, grammar_seed, policy_name)
         .into_iter()
-        .map(|g| {
+        .filter_map(|g| {
             let recorded = std::fs::read_to_string(dir.join(&g.file))
                 .unwrap_or_else(|e| panic!("{}: {e}", g.file));
             assert_eq!(
@@ -105,6 +109,10 @@ fn replay_grammar(
             );
             let scenario = parse_scenario(&g.toml, &g.file).unwrap();
             let stem = g.file.trim_end_matches(".toml").to_string();
+            if measure::read_hung(&dir.join(&stem), rt).is_some() {
+                // A run that never finished: `hung_scenarios` checks it.
+                return None;
+            }
             let runs = measure::read_recorded(&dir.join(&stem), rt, &scenario).unwrap();
             assert!(runs.len() >= min_runs, "{stem}: {} runs", runs.len());
             assert!(
@@ -121,7 +129,31 @@ fn replay_grammar(
                 rt.name(),
                 &DistTolerances::default(),
             );
-            (stem, report)
+            Some((stem, report))
+        })
+        .collect()
+}
+
+/// The scenarios of a recorded set whose real run hung past its
+/// wall-clock limit (`measure::hung_record`), each with whether the model
+/// predicts it: none of its runs completes.
+fn hung_scenarios(
+    grammar: Grammar,
+    grammar_seed: u64,
+    folder: &str,
+    rt: Runtime,
+) -> Vec<(String, bool)> {
+    let dir = repo_path(&format!("{folder}/{}", rt.name()));
+    let policy_name = rt.policy().unwrap();
+    let policy = resolve_policy(policy_name).unwrap();
+    grammar(SET, grammar_seed, policy_name)
+        .into_iter()
+        .filter_map(|g| {
+            let stem = g.file.trim_end_matches(".toml").to_string();
+            measure::read_hung(&dir.join(&stem), rt)?;
+            let scenario = parse_scenario(&g.toml, &g.file).unwrap();
+            let sim = spread_with_offsets(&scenario, &policy, SIM_RUNS, &SimOptions::default());
+            Some((stem, sim.incomplete == sim.runs))
         })
         .collect()
 }
@@ -152,6 +184,23 @@ fn the_apps_sets_miss_only_their_listed_checks() {
             );
             for (stem, r) in &reports {
                 crate::common::distribution_misses(stem, rt.name(), r, &mut misses, &mut lines);
+            }
+            // A real run that hung is a miss unless the model never
+            // finishes either.
+            let apps = poolsim::generate_apps::generate_apps;
+            for (stem, predicted) in hung_scenarios(apps, grammar_seed, folder, rt) {
+                lines.push(format!(
+                    "# {stem} {}: a real run hung past its limit; the model {}",
+                    rt.name(),
+                    if predicted {
+                        "never finishes either"
+                    } else {
+                        "finishes"
+                    }
+                ));
+                if !predicted {
+                    misses.insert((stem, rt.name().to_string(), "hung".to_string()));
+                }
             }
         }
         let listed = crate::common::check_list(&format!("{folder}/KNOWN_MISSES"));
