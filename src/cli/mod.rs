@@ -138,11 +138,14 @@ pub fn explain_hint(
     let (seed, workload) = (scenario.seed, scenario.workload_seed());
     if arrivals == ArrivalDraws::PerRun && scenario.has_random_arrivals() {
         // Run K's workload seed is `workload + (K - seed)`: K itself when
-        // the two seeds are one.
+        // the two seeds are one, else K plus their difference, written
+        // as shell arithmetic so that the line pastes once K is filled in.
         if workload == seed {
             base
+        } else if workload > seed {
+            format!("{base} --workload-seed $((K+{}))", workload - seed)
         } else {
-            format!("{base} --workload-seed {workload}+(K-{seed})")
+            format!("{base} --workload-seed $((K-{}))", seed - workload)
         }
     } else {
         format!("{base} --workload-seed {workload}")

@@ -31,8 +31,8 @@ pub struct ScenarioArgs {
     pub seed: Option<u64>,
     /// Seed of the workload alone (Poisson arrivals, drawn durations),
     /// instead of --seed: with `--seed K --workload-seed S`, the pool of
-    /// seed K on the workload of seed S, as `run --runs` simulates its
-    /// seed K (its workload stays the first seed's).
+    /// seed K on the workload of seed S, as `run --runs --fixed-arrivals`
+    /// simulates its seed K (every run on the first seed's arrivals).
     #[arg(long, value_name = "S")]
     pub workload_seed: Option<u64>,
 }
