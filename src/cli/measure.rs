@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use poolsim::engine::{self, SimOptions};
+use poolsim::engine::{self, Outcome, SimOptions};
 use poolsim::measure::measured::{self, Measured};
 use poolsim::measure::{self, MeasureError, MeasureOptions, Runtime, clr};
 use poolsim::metrics;
@@ -59,7 +59,8 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
     /// Kill a run that takes longer than this (default: 5 × the simulated
-    /// makespan + 30 s).
+    /// makespan + 30 s; for a run the model finds stuck, 5 × the time it
+    /// is found so + 30 s).
     #[arg(long, value_name = "S")]
     pub timeout_s: Option<u64>,
     /// Switch .NET's tiered compilation off. It is on by default, as users
@@ -118,11 +119,27 @@ pub fn run_timeout(flag: Option<u64>, scenario: &Scenario, policy: &PolicyConfig
         .unwrap_or_else(|| default_timeout(scenario, policy))
 }
 
-/// The default wall-clock limit: five times the simulated makespan plus 30 s.
+/// The default wall-clock limit: five times the simulated run's length
+/// plus 30 s.
 pub fn default_timeout(scenario: &Scenario, policy: &PolicyConfig) -> Duration {
-    let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
-    let ms = metrics::summarize(&sim.trace).makespan_ms;
+    let ms = simulated_run_ms(scenario, policy);
     Duration::from_millis((ms * 5.0) as u64) + Duration::from_secs(30)
+}
+
+/// How long the model's run of `scenario` lasts (ms): its makespan, or for
+/// a run that never finishes (a deadlock, a stall) the time the model
+/// found it stuck, however few items finished before (a real run of it is
+/// expected to hang: its limit should still give it that long, five times
+/// over, before it counts as hung).
+pub fn simulated_run_ms(scenario: &Scenario, policy: &PolicyConfig) -> f64 {
+    let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
+    let makespan = metrics::summarize(&sim.trace).makespan_ms;
+    match &sim.outcome {
+        Outcome::Deadlock { at, .. }
+        | Outcome::Stalled { at, .. }
+        | Outcome::TimeLimit { at, .. } => makespan.max(at.as_ms_f64()),
+        Outcome::Completed | Outcome::EventBudget { .. } => makespan,
+    }
 }
 
 /// The machine line of a fixture header.
@@ -157,10 +174,7 @@ pub fn measure_runs(
         eprintln!("\ninterrupted: runs killed");
         std::process::exit(super::failure::EXIT_INTERRUPTED);
     });
-    let expected = {
-        let sim = engine::simulate(scenario, policy, &mut NullSink, &SimOptions::default());
-        metrics::summarize(&sim.trace).makespan_ms / 1000.0
-    };
+    let expected = simulated_run_ms(scenario, policy) / 1000.0;
     let bar = ProgressBar::new(u64::from(repeat));
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} [{elapsed}] run {pos}/{len}")
@@ -349,4 +363,33 @@ pub fn numbered(path: &Path, k: usize) -> PathBuf {
         .map(|s| s.to_string_lossy())
         .unwrap_or_default();
     path.with_file_name(format!("{stem}-{k}.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use poolsim::scenario::load::load_scenario;
+
+    /// A run the model finds deadlocked still gets five times that long
+    /// before its real run counts as hung: apps-2-28 on Mono deadlocks at
+    /// 50 s with no item finished (makespan 0), and its limit was 30 s.
+    #[test]
+    fn a_deadlocked_model_run_gives_its_real_run_time_to_hang() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/generated-apps-2/mono/apps-2-28.toml");
+        let scenario = load_scenario(&path).unwrap();
+        let policy = poolsim::policy_file::resolve_policy("mono").unwrap();
+        let ms = simulated_run_ms(&scenario, &policy);
+        assert!((45_000.0..=60_000.0).contains(&ms), "{ms}");
+        let limit = default_timeout(&scenario, &policy).as_secs_f64();
+        assert!((255.0..=330.0).contains(&limit), "{limit}");
+        // A run that finishes keeps 5 x its makespan + 30 s.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/validation/sleep-burst.toml");
+        let scenario = load_scenario(&path).unwrap();
+        let policy = poolsim::policy_file::resolve_policy("net8").unwrap();
+        let sim = engine::simulate(&scenario, &policy, &mut NullSink, &SimOptions::default());
+        let makespan = metrics::summarize(&sim.trace).makespan_ms;
+        assert_eq!(simulated_run_ms(&scenario, &policy), makespan);
+    }
 }

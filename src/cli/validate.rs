@@ -83,7 +83,8 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "FILE.png")]
     pub png: Option<PathBuf>,
     /// Kill a run that takes longer than this (default: 5 × the simulated
-    /// makespan + 30 s).
+    /// makespan + 30 s; for a run the model finds stuck, 5 × the time it
+    /// is found so + 30 s).
     #[arg(long, value_name = "S")]
     pub timeout_s: Option<u64>,
     /// Switch .NET's tiered compilation off for the live runs and the model

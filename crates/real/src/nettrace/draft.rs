@@ -35,9 +35,9 @@
 //!   group `from = "timer"` with that `per_tick` and the period read (an
 //!   upper bound), and what the timer thread queued is left out (these
 //!   callbacks, later firings with nothing to queue, other timers': the
-//!   model runs its timers itself): a starved pool runs the callbacks late and so queued the
-//!   items late, which a replay of the recorded queueing instants would
-//!   keep under any setting;
+//!   model runs its timers itself): a starved pool runs the callbacks
+//!   late and so queued the items late, which a replay of the recorded
+//!   queueing instants would keep under any setting;
 //! - phases otherwise: items whose arrivals are closer than [`PHASE_GAP_MS`] form one
 //!   phase (the gap doubles until there are at most [`MAX_PHASES`]); within
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
