@@ -9,7 +9,7 @@
 
 use crate::policy::{Policy, RequestCause};
 use crate::pool::state::PoolHost;
-use crate::scenario::{Arrival, Origin, Submit};
+use crate::scenario::{Origin, Submit};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{Decision, ProbeRecord, ThreadId, TraceEvent, TraceSink};
 
@@ -91,16 +91,12 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             return;
         }
         let group = &self.world.scenario.groups[g as usize];
-        if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) =
-            (group.from, &group.arrival)
-        {
+        if let Some(timer) = group.timer() {
             // `new Timer(callback, null, 0, period)` on the main thread: due
             // at once, then every period, once for each `per_tick` items.
-            let firings = group.count.div_ceil(u64::from(per_tick.max(1)));
-            let firings = u32::try_from(firings).unwrap_or(u32::MAX);
-            let (main, every) = (self.world.main_thread(), *every);
+            let main = self.world.main_thread();
             let due = self.world.timer_due(SimDuration::ZERO);
-            self.add_periodic_timer(due, TimerAction::Tick(g), main, every, firings);
+            self.add_periodic_timer(due, TimerAction::Tick(g), main, timer.period, timer.firings);
             return;
         }
         if group.from == Origin::Pool {
@@ -132,10 +128,10 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     pub(super) fn timer_tick(&mut self, t: ThreadId, g: u32) {
         let scenario = self.world.scenario;
         let group = &scenario.groups[g as usize];
-        let Origin::Timer { per_tick } = group.from else {
+        let Some(timer) = group.timer() else {
             return;
         };
-        for _ in 0..per_tick {
+        for _ in 0..timer.per_tick {
             if self.world.groups[g as usize].submitted >= group.count {
                 break;
             }

@@ -307,6 +307,35 @@ pub enum Origin {
     Timer { per_tick: u32 },
 }
 
+/// The timer of a `from = "timer"` group, as the engine, the native pool
+/// and the harness's plan all read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupTimer {
+    pub period: SimDuration,
+    /// Items each firing queues (the last may queue fewer).
+    pub per_tick: u32,
+    /// `ceil(count / per_tick)`.
+    pub firings: u32,
+}
+
+impl Group {
+    /// The group's timer when it has one (`from = "timer"` with its
+    /// `every_ms` arrival, as the loader requires).
+    pub fn timer(&self) -> Option<GroupTimer> {
+        let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) = (self.from, &self.arrival)
+        else {
+            return None;
+        };
+        let per_tick = per_tick.max(1);
+        let firings = self.count.div_ceil(u64::from(per_tick));
+        Some(GroupTimer {
+            period: *every,
+            per_tick,
+            firings: u32::try_from(firings).unwrap_or(u32::MAX),
+        })
+    }
+}
+
 impl Origin {
     /// The name `from = "..."` takes.
     pub fn name(self) -> &'static str {

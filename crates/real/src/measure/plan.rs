@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::policy::PolicyConfig;
 use crate::pool::group_throttle;
 use crate::scenario::model::ThrottleKind;
-use crate::scenario::{Arrival, Origin, Scenario, Step, Submit, Throttle, arrivals};
+use crate::scenario::{Arrival, Scenario, Step, Submit, Throttle, arrivals};
 use crate::time::SimDuration;
 
 /// Why a scenario cannot become a plan.
@@ -72,12 +72,9 @@ pub fn plan_text(
             }) => ("semaphore", limit),
         };
         // A timer group also says how many items a firing queues and its period.
-        let timer = match (group.from, &group.arrival) {
-            (Origin::Timer { per_tick }, Arrival::Every { every, .. }) => {
-                format!(" per_tick={per_tick} period_us={}", us(*every))
-            }
-            _ => String::new(),
-        };
+        let timer = group.timer().map_or(String::new(), |t| {
+            format!(" per_tick={} period_us={}", t.per_tick, us(t.period))
+        });
         let _ = writeln!(
             out,
             "group {g} count={} submit={} from={} max_degree={} throttle={throttle} \

@@ -732,10 +732,10 @@ impl Inner {
     pub fn timer_tick(&mut self, t: ThreadId, g: u32) {
         let scenario = Arc::clone(&self.pool.scenario);
         let group = &scenario.groups[g as usize];
-        let Origin::Timer { per_tick } = group.from else {
+        let Some(timer) = group.timer() else {
             return;
         };
-        for _ in 0..per_tick {
+        for _ in 0..timer.per_tick {
             if self.pool.groups[g as usize].submitted >= group.count {
                 break;
             }
@@ -777,9 +777,7 @@ impl Inner {
                 pending = true;
                 continue;
             };
-            if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) =
-                (group.from, &group.arrival)
-            {
+            if let Some(timer) = group.timer() {
                 if state.submitter_queued {
                     continue;
                 }
@@ -787,10 +785,9 @@ impl Inner {
                     // new Timer(callback, null, 0, period): the main thread
                     // has no slot here, so the timer joins thread 0's queue.
                     self.pool.groups[g].submitter_queued = true;
-                    let firings = group.count.div_ceil(u64::from(per_tick.max(1)));
-                    let firings = u32::try_from(firings).unwrap_or(u32::MAX);
                     let now = self.pool.clock();
-                    self.add_periodic_timer(now, TimerAction::Tick(g as u32), 0, *every, firings);
+                    let tick = TimerAction::Tick(g as u32);
+                    self.add_periodic_timer(now, tick, 0, timer.period, timer.firings);
                 } else {
                     pending = true;
                     next = Some(next.map_or(base, |n| n.min(base)));
