@@ -4,7 +4,7 @@
 
 #[cfg(doc)]
 use super::model::Spacing;
-use super::model::{Arrival, Origin, Scenario};
+use super::model::{Arrival, Scenario};
 use crate::rng;
 use crate::time::SimDuration;
 
@@ -18,11 +18,10 @@ use crate::time::SimDuration;
 pub fn offsets(scenario: &Scenario, g: usize) -> Vec<SimDuration> {
     let group = &scenario.groups[g];
     let n = group.count as usize;
-    if let (Origin::Timer { per_tick }, Arrival::Every { every, .. }) = (group.from, &group.arrival)
-    {
-        let per_tick = per_tick.max(1) as usize;
+    if let Some(timer) = group.timer() {
+        let per_tick = timer.per_tick as usize;
         return (0..n)
-            .map(|i| every.saturating_mul((i / per_tick) as u64))
+            .map(|i| timer.period.saturating_mul((i / per_tick) as u64))
             .collect();
     }
     let spacing = group.arrival.spacing();
