@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use poolsim::output;
 use poolsim::render::lines::{render_lines_png, render_lines_svg};
+use poolsim::scenario::ArrivalDraws;
 use poolsim::scenario::load::load_scenario;
 use poolsim::sweep::best::{aggregate, find_best, human};
 use poolsim::sweep::grid::{self, Shard};
@@ -82,6 +83,8 @@ pub struct SweepArgs {
     /// the spread.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seeds: u32,
+    #[arg(long, help = super::FIXED_ARRIVALS_HELP)]
+    pub fixed_arrivals: bool,
     /// The metric to chart and tabulate (repeat for stacked panels;
     /// default makespan_ms): completed, items, finished, makespan_ms,
     /// start_delay_p50_ms, start_delay_p95_ms, start_delay_max_ms,
@@ -478,6 +481,7 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
         axes,
         policies: args.policies.clone(),
         seeds: args.seeds,
+        arrivals: ArrivalDraws::from_fixed_flag(args.fixed_arrivals),
     };
     let plan = Plan::build(&input)?;
     let runs = plan.runs(shard);

@@ -342,6 +342,7 @@ fn burst_input(sets: &[&str], policies: &[&str], seeds: u32) -> SweepInput {
         axes: sets.iter().map(|s| parse_set(s).unwrap()).collect(),
         policies: policies.iter().map(|s| s.to_string()).collect(),
         seeds,
+        arrivals: Default::default(),
     }
 }
 
@@ -418,6 +419,7 @@ fn a_thousand_run_sweep_of_a_seed_scenario_runs_every_point() {
         axes: vec![parse_set("group.work.throttle.limit=1..64").unwrap()],
         policies: vec!["net5".into(), "net6".into()],
         seeds: 8,
+        arrivals: Default::default(),
     };
     // Its speed is measured in a release build (README, "Speed"), not here.
     let plan = Plan::build(&input).unwrap();

@@ -91,6 +91,7 @@ fn the_sweep_finds_the_smallest_minimum_per_policy() {
         axes: vec![parse_set("pool.min_threads=1..64:*2").unwrap()],
         policies: vec!["net8".into(), "coreclr3".into()],
         seeds: 1,
+        arrivals: Default::default(),
     };
     let q = SmallestQuestion::parse(
         "minimize pool.min_threads subject to latency_p99_ms < 100",
@@ -136,4 +137,74 @@ fn fix_value(verdict: &poolsim::verdict::Verdict) -> u32 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// `sweep --best 'minimize pool.min_threads subject to …'` and `advise
+/// --goal …` are one question asked two ways: over the same runs (seeds
+/// `seed + k`, each with its own draw of the Poisson arrivals) and the same
+/// range, they give the same smallest minimum and the same value below it,
+/// per policy.
+#[test]
+fn the_sweep_and_advise_give_the_same_minimum_over_many_runs() {
+    use poolsim::advise::{AdviseOptions, RemedyKind, advise, parse_goal};
+    use poolsim::scenario::ArrivalDraws;
+    use poolsim::sweep::grid::parse_set;
+    use poolsim::sweep::run::SweepInput;
+    use poolsim::sweep::smallest::{SmallestQuestion, answer};
+    const GOAL: &str = "latency_p99_ms < 100";
+    const RUNS: u32 = 6;
+    // advise searches from one above the pool's minimum (4, the cores) to
+    // 1024: the sweep is given the same range.
+    let input = SweepInput {
+        scenario_text: SERVICE.to_string(),
+        scenario_file: "service.toml".to_string(),
+        axes: vec![parse_set("pool.min_threads=5,1024").unwrap()],
+        policies: vec!["net8".into(), "coreclr3".into()],
+        seeds: RUNS,
+        arrivals: ArrivalDraws::PerRun,
+    };
+    let q = SmallestQuestion::parse(
+        &format!("minimize pool.min_threads subject to {GOAL}"),
+        &["pool.min_threads"],
+    )
+    .unwrap()
+    .unwrap();
+    for a in answer(&input, &q).unwrap() {
+        let text = SERVICE.replace("coreclr3", &a.policy);
+        let scenario = parse_scenario(&text, "service.toml").unwrap();
+        let policy = resolve_policy(&a.policy).unwrap();
+        let advice = advise(
+            &scenario,
+            &policy,
+            &AdviseOptions {
+                runs: RUNS as usize,
+                criterion: parse_goal(Some(GOAL)).unwrap(),
+                arrivals: ArrivalDraws::PerRun,
+            },
+        );
+        let r = advice
+            .remedies
+            .iter()
+            .find(|r| r.kind == RemedyKind::MinThreads)
+            .unwrap_or_else(|| panic!("{}", advice.text()));
+        let swept = a.found.smallest.as_ref().unwrap_or_else(|| panic!("{a:?}"));
+        assert!(r.meets, "{}", advice.text());
+        assert_eq!(
+            r.trial.value,
+            swept.value,
+            "{}: {}",
+            a.policy,
+            advice.text()
+        );
+        // The same runs (their figures), and the same value below (advise
+        // stops replaying a value once it cannot meet the goal, so only the
+        // value is compared).
+        assert_eq!(r.trial.latency_p99_ms, swept.latency_p99_ms, "{}", a.policy);
+        assert_eq!(
+            r.below.as_ref().map(|b| b.value),
+            a.found.below.as_ref().map(|b| b.value),
+            "{}",
+            a.policy
+        );
+    }
 }

@@ -28,6 +28,15 @@
 //!   threads are blocked (`PortableThreadPool.Blocking.cs`;
 //!   docs/research/portable-pool-and-timers.md A4). Only the runtimeconfig
 //!   knob sets it (no variable, no call).
+//! - **a throttle around the blocking work** (a latency or makespan goal
+//!   only): the smallest `SemaphoreSlim(n)` limit, awaited around the body
+//!   of each group that blocks in `Task.Wait` or `Thread.Sleep`, meeting
+//!   the goal ([`throttle_remedy`]). Items past the limit wait without a
+//!   thread, so the blocked threads stay below what the pool has and the
+//!   timers' callbacks that end the waits find a thread. A throttle can
+//!   only hold work back: without a goal on the items' times it would
+//!   "meet" a starvation goal with a limit of 1, so it is searched only
+//!   against one.
 //! - **await instead of blocking**: every `Task.Delay(d).Wait()` and
 //!   `Thread.Sleep(d)` step awaited instead (the code change that removes
 //!   the cause).
@@ -50,7 +59,7 @@ use crate::policy::config::BlockingConfig;
 use crate::policy::{ModelKind, PolicyConfig};
 use crate::policy_file::resolve_policy;
 use crate::remedy::{Criterion, Search, Span, Trial};
-use crate::scenario::{ArrivalDraws, Scenario, Step};
+use crate::scenario::{ArrivalDraws, Scenario, Step, Throttle, ThrottleKind};
 use crate::trace::NullSink;
 
 /// Runs per remedy by default.
@@ -87,6 +96,8 @@ pub enum RemedyKind {
     MinThreads,
     /// .NET 6+: `ThreadsToAddWithoutDelay_ProcCountFactor`.
     BlockingWithoutDelay,
+    /// `SemaphoreSlim(n)` around the blocking groups' bodies.
+    Throttle,
     Await,
     Runtime,
 }
@@ -298,6 +309,48 @@ fn with_min_threads(scenario: &Scenario, n: u32) -> Scenario {
     s
 }
 
+/// The groups a throttle can go around: those whose items block (a
+/// `Task.Wait` or `Thread.Sleep` step), of a shape that takes a throttle
+/// and with none of their own or their policy's.
+fn throttled_groups(scenario: &Scenario, policy: &PolicyConfig) -> Vec<usize> {
+    (0..scenario.groups.len())
+        .filter(|&g| {
+            let group = &scenario.groups[g];
+            group.submit.takes_throttle()
+                && crate::pool::group_throttle(scenario, g, Some(policy)).is_none()
+                && group
+                    .body
+                    .iter()
+                    .any(|s| matches!(s, Step::Wait(_) | Step::Sleep(_)))
+        })
+        .collect()
+}
+
+/// The scenario with a `SemaphoreSlim(n)` around each of `groups` (the
+/// throttle remedy).
+fn with_throttle(scenario: &Scenario, groups: &[usize], n: u32) -> Scenario {
+    let mut s = scenario.clone();
+    for &g in groups {
+        s.groups[g].throttle = Some(Throttle {
+            kind: ThrottleKind::Semaphore,
+            limit: n,
+        });
+    }
+    s
+}
+
+/// Whether a goal bounds the items' times (a latency, start delay or the
+/// makespan), the only goals a throttle is searched against.
+fn bounds_times(criterion: &Criterion) -> bool {
+    match criterion {
+        Criterion::NoStarvation => false,
+        Criterion::Constraints(cs) => cs.iter().any(|c| {
+            let name = crate::sweep::table::METRICS[c.metric].name;
+            name.starts_with("latency") || name.starts_with("start_delay") || name == "makespan_ms"
+        }),
+    }
+}
+
 /// The policy with the no-delay factor set to `k` (the blocking remedy).
 fn with_without_delay(policy: &PolicyConfig, k: u32) -> PolicyConfig {
     let mut p = policy.clone();
@@ -320,6 +373,10 @@ impl Remedy {
         Some(match self.kind {
             RemedyKind::MinThreads => (with_min_threads(scenario, v), policy.clone()),
             RemedyKind::BlockingWithoutDelay => (scenario.clone(), with_without_delay(policy, v)),
+            RemedyKind::Throttle => (
+                with_throttle(scenario, &throttled_groups(scenario, policy), v),
+                policy.clone(),
+            ),
             RemedyKind::Await => (awaited_scenario(scenario)?, policy.clone()),
             RemedyKind::Runtime => (scenario.clone(), resolve_policy("net8").ok()?),
         })
@@ -386,6 +443,10 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
             && has_waits(scenario)
         {
             remedies.push(blocking_remedy(scenario, policy, cfg, share, &judge));
+        }
+        let groups = throttled_groups(scenario, policy);
+        if !groups.is_empty() && bounds_times(&opts.criterion) {
+            remedies.push(throttle_remedy(scenario, policy, &groups, share, &judge));
         }
         if let Some((s, changes)) = awaited(scenario) {
             let trial = judge(min, &s, policy);
@@ -472,6 +533,72 @@ fn blocking_remedy(
         what: format!(
             "ThreadsToAddWithoutDelay {}{k} x cores",
             if ok { "" } else { "up to " }
+        ),
+        below: if ok { found.below } else { None },
+        trial,
+        meets: ok,
+        paste,
+    }
+}
+
+/// The largest throttle limit the search tries.
+pub const MAX_THROTTLE: u32 = 1024;
+
+/// The smallest `SemaphoreSlim` limit around `groups` that meets the goal
+/// (see the module head), searched as MinThreads is from a limit of 1 up
+/// to the blocking groups' items. A larger limit lets more items block at
+/// once, which is what the throttle is there to stop, so the search's
+/// "more does not hurt" holds only up to the limit the pool can carry:
+/// the gallop from 1 finds the first limit that meets the goal, and one
+/// less is tried (`below`).
+fn throttle_remedy(
+    scenario: &Scenario,
+    policy: &PolicyConfig,
+    groups: &[usize],
+    share: f64,
+    judge: &dyn Fn(u32, &Scenario, &PolicyConfig) -> Trial,
+) -> Remedy {
+    let items: u64 = groups.iter().map(|&g| scenario.groups[g].count).sum();
+    let top = u32::try_from(items)
+        .unwrap_or(u32::MAX)
+        .clamp(1, MAX_THROTTLE);
+    let found = Search::new(1, top, share)
+        .smallest(|n| judge(n, &with_throttle(scenario, groups, n), policy));
+    let ok = found.smallest.is_some();
+    let trial = found
+        .smallest
+        .or_else(|| found.below.clone())
+        .unwrap_or_else(|| judge(top, &with_throttle(scenario, groups, top), policy));
+    let n = trial.value;
+    let names: Vec<String> = groups
+        .iter()
+        .map(|&g| format!("`{}`", scenario.groups[g].name))
+        .collect();
+    let paste = if ok {
+        let mut lines = vec![format!(
+            "static readonly SemaphoreSlim throttle = new SemaphoreSlim({n});{}",
+            if groups.len() > 1 {
+                "   (one for each group)"
+            } else {
+                ""
+            }
+        )];
+        lines.extend(groups.iter().map(|&g| {
+            format!(
+                "group `{}`: await throttle.WaitAsync(); try {{ the item's work }} finally {{ throttle.Release(); }}",
+                scenario.groups[g].name
+            )
+        }));
+        lines
+    } else {
+        Vec::new()
+    };
+    Remedy {
+        kind: RemedyKind::Throttle,
+        what: format!(
+            "SemaphoreSlim({}{n}) around {}",
+            if ok { "" } else { "up to " },
+            names.join(", ")
         ),
         below: if ok { found.below } else { None },
         trial,
@@ -570,6 +697,7 @@ impl Advice {
             if let Some(b) = &r.below {
                 let name = match r.kind {
                     RemedyKind::BlockingWithoutDelay => "factor",
+                    RemedyKind::Throttle => "limit",
                     _ => "MinThreads",
                 };
                 line.push_str(&format!(" ({name} {}: {})", b.value, odds(b)));
@@ -755,6 +883,75 @@ mod tests {
                 r.what
             );
         }
+    }
+
+    /// Sync-over-async at Mono's thread limit: every thread blocks in a
+    /// `Task.Wait` whose timer callback needs a thread of its own, so the
+    /// run never ends, and no minimum helps (the limit is the limit). A
+    /// throttle keeps threads free for the callbacks.
+    #[test]
+    fn a_throttle_is_searched_against_a_latency_goal_and_can_be_the_one_that_works() {
+        let deadlocking = "name = \"deadlock\"\n[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\n\
+            [[group]]\nname = \"calls\"\ncount = 300\n\
+            body = [ { cpu_ms = 1 }, { wait_ms = 100 }, { cpu_ms = 1 } ]\n";
+        let a = advice(deadlocking, Some("makespan_ms < 60000"), 4);
+        assert!(!a.as_is_meets, "{}", a.text());
+        assert!(
+            a.as_is.makespan_ms.iter().all(Option::is_none),
+            "as it is, no run ends: {}",
+            a.text()
+        );
+        let min = a.remedies.iter().find(|r| r.kind == RemedyKind::MinThreads);
+        assert!(min.is_none_or(|r| !r.meets), "{}", a.text());
+        let i = a.recommended.expect("a recommendation");
+        let r = &a.remedies[i];
+        assert_eq!(r.kind, RemedyKind::Throttle, "{}", a.text());
+        assert_eq!(r.trial.met, r.trial.runs, "{}", a.text());
+        if r.trial.value > 1 {
+            let below = r.below.as_ref().expect("the limit below was tried");
+            assert_eq!(below.value + 1, r.trial.value);
+            assert!(below.share() < a.share, "{}", a.text());
+        }
+        let text = a.text();
+        assert!(
+            text.contains(&format!("new SemaphoreSlim({})", r.trial.value)),
+            "{text}"
+        );
+        assert!(
+            text.contains("group `calls`: await throttle.WaitAsync()"),
+            "{text}"
+        );
+        // Applied, it is what its runs replayed.
+        let scenario = parse_scenario(deadlocking, "deadlock.toml").unwrap();
+        let policy = resolve_policy("mono").unwrap();
+        let (s, _) = r.apply(&scenario, &policy).unwrap();
+        assert_eq!(
+            s.groups[0].throttle,
+            Some(Throttle {
+                kind: ThrottleKind::Semaphore,
+                limit: r.trial.value
+            })
+        );
+        // Against the verdict's own question (starvation) a throttle is not
+        // searched: a limit of 1 would "meet" it by holding everything back.
+        let b = advice(deadlocking, None, 2);
+        assert!(
+            b.remedies.iter().all(|r| r.kind != RemedyKind::Throttle),
+            "{}",
+            b.text()
+        );
+    }
+
+    /// Nothing blocks, nothing to throttle.
+    #[test]
+    fn no_throttle_where_nothing_blocks() {
+        let compute = SERVICE.replace("{ wait_ms = 50 }", "{ cpu_ms = 50 }");
+        let a = advice(&compute, Some("latency_p99_ms < 200"), 2);
+        assert!(
+            a.remedies.iter().all(|r| r.kind != RemedyKind::Throttle),
+            "{}",
+            a.text()
+        );
     }
 
     #[test]

@@ -43,6 +43,7 @@
 //!     axes: vec![sweep::grid::parse_set("pool.min_threads=4,10").unwrap()],
 //!     policies: vec![],
 //!     seeds: 1,
+//!     arrivals: Default::default(),
 //! };
 //! let plan = Plan::build(&input).unwrap();
 //! assert_eq!(plan.total_runs(), 3); // as written + 2 points

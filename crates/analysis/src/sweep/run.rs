@@ -19,8 +19,8 @@ use crate::engine::{self, SimOptions};
 use crate::metrics;
 use crate::policy::PolicyConfig;
 use crate::policy_file::parse_policy;
-use crate::scenario::Scenario;
 use crate::scenario::load::parse_scenario;
+use crate::scenario::{ArrivalDraws, Scenario};
 use crate::sweep::apply::{self, DocName, KeyPath, PolicySource, Target};
 use crate::sweep::grid::{self, Axis, Shard};
 use crate::sweep::table::{self, Row, SweepTable};
@@ -48,6 +48,10 @@ pub struct SweepInput {
     pub policies: Vec<String>,
     /// Runs per point, seeds `seed`, `seed + 1`, ….
     pub seeds: u32,
+    /// Whether each run draws its own random (Poisson) arrivals, as
+    /// `advise` and `run --runs` do ([`Scenario::for_run`]), or replays
+    /// the scenario's own draw.
+    pub arrivals: ArrivalDraws,
 }
 
 /// A validated scenario and policy: one grid point under one policy.
@@ -82,6 +86,7 @@ pub struct Plan {
     /// The scenario's own `pool.policy`.
     pub baseline_policy: String,
     pub seeds: u32,
+    pub arrivals: ArrivalDraws,
     pub fingerprint: String,
     baseline: Instance,
     /// Index `policy * points + point`.
@@ -389,29 +394,41 @@ impl Plan {
             )));
         }
 
-        let fingerprint = fingerprint(&[
+        // How the arrivals are drawn changes the runs only where they are
+        // random, and only there is it part of the sweep's identity.
+        let draws = match input.arrivals {
+            _ if !scenario.has_random_arrivals() => "",
+            ArrivalDraws::PerRun => "arrivals drawn per run",
+            ArrivalDraws::Fixed => "arrivals fixed",
+        };
+        let seeds = input.seeds.to_string();
+        let policies_text = sources
+            .iter()
+            .map(|s| format!("{}\u{1}{}", s.label, s.text))
+            .collect::<Vec<_>>()
+            .join("\u{2}");
+        let axes_text = input
+            .axes
+            .iter()
+            .map(|a| {
+                let vals: Vec<String> = a.values.iter().map(|v| v.to_string()).collect();
+                format!("{}={}", a.key, vals.join(","))
+            })
+            .collect::<Vec<_>>()
+            .join("\u{2}");
+        let mut parts: Vec<&[u8]> = vec![
             env!("CARGO_PKG_VERSION").as_bytes(),
             input.scenario_text.as_bytes(),
             baseline_policy.as_bytes(),
             baseline_source.text.as_bytes(),
-            sources
-                .iter()
-                .map(|s| format!("{}\u{1}{}", s.label, s.text))
-                .collect::<Vec<_>>()
-                .join("\u{2}")
-                .as_bytes(),
-            input
-                .axes
-                .iter()
-                .map(|a| {
-                    let vals: Vec<String> = a.values.iter().map(|v| v.to_string()).collect();
-                    format!("{}={}", a.key, vals.join(","))
-                })
-                .collect::<Vec<_>>()
-                .join("\u{2}")
-                .as_bytes(),
-            input.seeds.to_string().as_bytes(),
-        ]);
+            policies_text.as_bytes(),
+            axes_text.as_bytes(),
+            seeds.as_bytes(),
+        ];
+        if !draws.is_empty() {
+            parts.push(draws.as_bytes());
+        }
+        let fingerprint = fingerprint(&parts);
 
         Ok(Plan {
             scenario_name: scenario.name.clone(),
@@ -421,6 +438,7 @@ impl Plan {
             policies: sources.into_iter().map(|s| s.label).collect(),
             baseline_policy,
             seeds: input.seeds,
+            arrivals: input.arrivals,
             fingerprint,
             baseline,
             instances,
@@ -487,12 +505,12 @@ impl Plan {
                     .collect(),
             ),
         };
-        // A replicate varies the pool's randomness, not the workload's.
-        let seed = instance
+        // Replicate k is run k of the point: the pool's seed `seed + k`,
+        // and its own draw of random arrivals unless they are fixed.
+        let scenario = instance
             .scenario
-            .seed
-            .wrapping_add(u64::from(spec.replicate));
-        let scenario = instance.scenario.with_run_seed(seed);
+            .for_run(u64::from(spec.replicate), self.arrivals);
+        let seed = scenario.seed;
         let result = engine::simulate(
             &scenario,
             &instance.policy,
@@ -595,6 +613,7 @@ pub fn with_settings(
         axes,
         policies: policy.map(str::to_string).into_iter().collect(),
         seeds: 1,
+        arrivals: ArrivalDraws::Fixed,
     })
     .map_err(|e| {
         let text = e.to_string();

@@ -5,9 +5,10 @@
 //! highest value given) is the range searched, in whole numbers, by
 //! [`crate::remedy::Search`]: the search of the run verdict's fix and of
 //! `advise`, so the three give the same answer to the same question. Each
-//! value tried is run with the sweep's seeds (replicates vary the pool's
-//! randomness, not the workload, as the sweep's own runs do), each run
-//! judged on its own; a value meets the constraints when all of its runs
+//! value tried is run with the sweep's seeds (run k: the pool's seed
+//! `seed + k` and, unless `--fixed-arrivals`, its own draw of Poisson
+//! arrivals, as the sweep's own runs and `advise`'s are), each run judged
+//! on its own; a value meets the constraints when all of its runs
 //! do, or at least 95 % of them from 20 runs on
 //! ([`crate::remedy::DEFAULT_SHARE`]). The answer is not limited to the
 //! grid's points: `--set pool.min_threads=1..256:*2` finds 25 where the
@@ -150,8 +151,7 @@ pub fn answer(input: &SweepInput, q: &SmallestQuestion) -> Result<Vec<SmallestAn
                     let results: Vec<_> = (0..input.seeds)
                         .into_par_iter()
                         .map(|r| {
-                            let s =
-                                scenario.with_run_seed(scenario.seed.wrapping_add(u64::from(r)));
+                            let s = scenario.for_run(u64::from(r), input.arrivals);
                             let run = engine::simulate(
                                 &s,
                                 &policy,
