@@ -62,7 +62,8 @@ const SETS: [(u64, &str, &[Runtime]); 6] = [
 /// first look, recorded before any model was changed for this grammar
 /// (.NET 8, 3 runs each; .NET Core 3.1, 2 runs each); seed 2 on .NET 8 was
 /// recorded after the hill-climbing floor that seed 1 showed, with no model
-/// changed since, and is held out (5 runs each).
+/// changed since, and is held out (5 runs each), as are Mono's and .NET
+/// Core 3.1's runs of it (5 each; neither model changed for this grammar).
 /// A runtime recorded, with its runs per scenario.
 type Recorded = (Runtime, usize);
 
@@ -75,12 +76,26 @@ const APPS_SETS: [(u64, &str, &[Recorded]); 2] = [
     (
         2,
         "tests/fixtures/generated-apps-2",
-        &[(Runtime::Net8, 5), (Runtime::Mono, 5)],
+        &[
+            (Runtime::Net8, 5),
+            (Runtime::Mono, 5),
+            (Runtime::Coreclr3, 5),
+        ],
     ),
 ];
 
 fn replay(grammar_seed: u64, folder: &str, rt: Runtime) -> Vec<(String, DistributionReport)> {
-    replay_grammar(generate, 5, grammar_seed, folder, rt)
+    replay_grammar(generate, 5, grammar_seed, folder, rt).reports
+}
+
+/// A recorded set replayed against a runtime's model.
+struct Replayed {
+    /// The scenarios whose real runs finished, with the distribution checks.
+    reports: Vec<(String, DistributionReport)>,
+    /// The scenarios whose real run hung past its wall-clock limit
+    /// (`measure::hung_record`), each with whether the model predicts it:
+    /// none of its runs completes.
+    hung: Vec<(String, bool)>,
 }
 
 /// Replays a recorded set of `grammar` (each scenario recorded at least
@@ -91,71 +106,50 @@ fn replay_grammar(
     grammar_seed: u64,
     folder: &str,
     rt: Runtime,
-) -> Vec<(String, DistributionReport)> {
+) -> Replayed {
     let dir = repo_path(&format!("{folder}/{}", rt.name()));
     let policy_name = rt.policy().unwrap();
     let policy = resolve_policy(policy_name).unwrap();
-    grammar(SET, grammar_seed, policy_name)
-        .into_iter()
-        .filter_map(|g| {
-            let recorded = std::fs::read_to_string(dir.join(&g.file))
-                .unwrap_or_else(|e| panic!("{}: {e}", g.file));
-            assert_eq!(
-                recorded,
-                g.toml,
-                "{}/{}: the grammar no longer draws the recorded set",
-                rt.name(),
-                g.file
-            );
-            let scenario = parse_scenario(&g.toml, &g.file).unwrap();
-            let stem = g.file.trim_end_matches(".toml").to_string();
-            if measure::read_hung(&dir.join(&stem), rt).is_some() {
-                // A run that never finished: `hung_scenarios` checks it.
-                return None;
-            }
-            let runs = measure::read_recorded(&dir.join(&stem), rt, &scenario).unwrap();
-            assert!(runs.len() >= min_runs, "{stem}: {} runs", runs.len());
-            assert!(
-                runs.iter().all(|m| m.tiered_compilation() != Some(false)),
-                "{stem}: recorded with the runtime's defaults"
-            );
-            let scenario = measure::as_recorded(&scenario, &runs);
+    let mut out = Replayed {
+        reports: Vec::new(),
+        hung: Vec::new(),
+    };
+    for g in grammar(SET, grammar_seed, policy_name) {
+        let recorded = std::fs::read_to_string(dir.join(&g.file))
+            .unwrap_or_else(|e| panic!("{}: {e}", g.file));
+        assert_eq!(
+            recorded,
+            g.toml,
+            "{}/{}: the grammar no longer draws the recorded set",
+            rt.name(),
+            g.file
+        );
+        let scenario = parse_scenario(&g.toml, &g.file).unwrap();
+        let stem = g.file.trim_end_matches(".toml").to_string();
+        if measure::read_hung(&dir.join(&stem), rt).is_some() {
             let sim = spread_with_offsets(&scenario, &policy, SIM_RUNS, &SimOptions::default());
-            let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
-            let report = compare_distributions(
-                &sim,
-                (&scenario.name, &policy.name),
-                &measured,
-                rt.name(),
-                &DistTolerances::default(),
-            );
-            Some((stem, report))
-        })
-        .collect()
-}
-
-/// The scenarios of a recorded set whose real run hung past its
-/// wall-clock limit (`measure::hung_record`), each with whether the model
-/// predicts it: none of its runs completes.
-fn hung_scenarios(
-    grammar: Grammar,
-    grammar_seed: u64,
-    folder: &str,
-    rt: Runtime,
-) -> Vec<(String, bool)> {
-    let dir = repo_path(&format!("{folder}/{}", rt.name()));
-    let policy_name = rt.policy().unwrap();
-    let policy = resolve_policy(policy_name).unwrap();
-    grammar(SET, grammar_seed, policy_name)
-        .into_iter()
-        .filter_map(|g| {
-            let stem = g.file.trim_end_matches(".toml").to_string();
-            measure::read_hung(&dir.join(&stem), rt)?;
-            let scenario = parse_scenario(&g.toml, &g.file).unwrap();
-            let sim = spread_with_offsets(&scenario, &policy, SIM_RUNS, &SimOptions::default());
-            Some((stem, sim.incomplete == sim.runs))
-        })
-        .collect()
+            out.hung.push((stem, sim.incomplete == sim.runs));
+            continue;
+        }
+        let runs = measure::read_recorded(&dir.join(&stem), rt, &scenario).unwrap();
+        assert!(runs.len() >= min_runs, "{stem}: {} runs", runs.len());
+        assert!(
+            runs.iter().all(|m| m.tiered_compilation() != Some(false)),
+            "{stem}: recorded with the runtime's defaults"
+        );
+        let scenario = measure::as_recorded(&scenario, &runs);
+        let sim = spread_with_offsets(&scenario, &policy, SIM_RUNS, &SimOptions::default());
+        let measured: Vec<_> = runs.into_iter().map(|m| m.trace).collect();
+        let report = compare_distributions(
+            &sim,
+            (&scenario.name, &policy.name),
+            &measured,
+            rt.name(),
+            &DistTolerances::default(),
+        );
+        out.reports.push((stem, report));
+    }
+    out
 }
 
 #[test]
@@ -175,20 +169,19 @@ fn the_apps_sets_miss_only_their_listed_checks() {
         let mut misses = BTreeSet::new();
         let mut lines = Vec::new();
         for &(rt, runs) in runtimes {
-            let reports = replay_grammar(
+            let set = replay_grammar(
                 poolsim::generate_apps::generate_apps,
                 runs,
                 grammar_seed,
                 folder,
                 rt,
             );
-            for (stem, r) in &reports {
+            for (stem, r) in &set.reports {
                 crate::common::distribution_misses(stem, rt.name(), r, &mut misses, &mut lines);
             }
             // A real run that hung is a miss unless the model never
             // finishes either.
-            let apps = poolsim::generate_apps::generate_apps;
-            for (stem, predicted) in hung_scenarios(apps, grammar_seed, folder, rt) {
+            for (stem, predicted) in set.hung {
                 lines.push(format!(
                     "# {stem} {}: a real run hung past its limit; the model {}",
                     rt.name(),
