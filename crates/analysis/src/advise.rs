@@ -31,7 +31,7 @@
 //! - **a throttle around the blocking work** (a latency or makespan goal
 //!   only): the smallest `SemaphoreSlim(n)` limit, awaited around the body
 //!   of each group that blocks in `Task.Wait` or `Thread.Sleep`, meeting
-//!   the goal ([`throttle_remedy`]). Items past the limit wait without a
+//!   the goal (`throttle_remedy`). Items past the limit wait without a
 //!   thread, so the blocked threads stay below what the pool has and the
 //!   timers' callbacks that end the waits find a thread. A throttle can
 //!   only hold work back: without a goal on the items' times it would
