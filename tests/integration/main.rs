@@ -33,6 +33,7 @@ mod playground;
 mod preemption;
 mod render;
 mod reproduce;
+mod retire;
 mod round;
 mod seed_001;
 mod settings;

@@ -3,7 +3,7 @@
 //! worker loop (seek, dispatch, run, completed, idle) and the frames on its
 //! stack until it waits on an event again.
 
-use crate::policy::{BlockKind, Policy, RequestCause, Wake};
+use crate::policy::{BlockKind, Policy, Wake};
 use crate::pool::state::{PoolHost, ThreadState, WorkerNext};
 use crate::pool::{ThreadKind, TimerAction};
 use crate::scenario::Arrival;
@@ -195,8 +195,8 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                 WorkerNext::Completed => {
                     if !self.policy.work_completed(&mut self.world, t) {
                         if self.retire_on_stop {
-                            self.request_thread(RequestCause::Leaving);
                             self.world.retire(t);
+                            self.retired();
                         } else {
                             // Portable pool: back to the semaphore; its local
                             // items move to the global queue.

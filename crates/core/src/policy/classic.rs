@@ -24,7 +24,10 @@
 //! - Hill climbing runs on a work-item completion once its sample interval
 //!   has elapsed (and only while existing threads ≤ goal); it may move the
 //!   goal either way. A worker that completes an item while active threads >
-//!   goal retires (`ShouldWorkerKeepRunning`).
+//!   goal retires (`ShouldWorkerKeepRunning`); then, no longer counted, it
+//!   asks for a thread to carry on and, with requests pending, adds a
+//!   working worker (the engine's half, `PoolHost::retired`), so an idle
+//!   thread takes what it left.
 //! - An idle worker exits after `idle_timeout`; the goal then drops to
 //!   max(min, min(goal, active threads)).
 //!

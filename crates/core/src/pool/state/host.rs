@@ -66,6 +66,23 @@ pub trait PoolHost {
         }
     }
 
+    /// A worker told to stop has just retired (native pool,
+    /// `ShouldWorkerKeepRunning` in `NotifyWorkItemComplete`): the managed
+    /// dispatch loop's `finally` asks for a thread to carry on (capped like
+    /// every request), then the native worker's `Retire:` path, with
+    /// requests still pending, runs `MaybeAddWorkingWorker` once more, cap
+    /// or not, so that a request taken by no one is not stranded behind a
+    /// thread that left (dotnet/coreclr v3.1 `src/vm/win32threadpool.cpp`,
+    /// `WorkerThreadStart`: "some work came in just before we decremented
+    /// the active thread count"). Both see this thread gone: the caller
+    /// retires it first.
+    fn retired(&mut self) {
+        self.request_thread(RequestCause::Leaving);
+        if self.state().requests_pending() {
+            self.thread_requested(RequestCause::Leaving);
+        }
+    }
+
     /// Queues `work` at the global tail.
     fn enqueue_global(&mut self, work: Self::Work) {
         self.state().enqueue_global(work);

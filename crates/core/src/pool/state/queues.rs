@@ -117,6 +117,12 @@ impl<W: PoolWork, A: Copy> PoolState<W, A> {
         }
     }
 
+    /// Whether a thread request, managed or unmanaged, waits for a thread
+    /// (`AreRequestsPendingInAnyAppDomains`).
+    pub(super) fn requests_pending(&self) -> bool {
+        self.pending_requests + self.unmanaged_pending > 0
+    }
+
     /// Thread `t` takes a pending request at `now`, an unmanaged one first
     /// when the hint says so or no managed one is pending.
     pub(super) fn take_request(&mut self, t: ThreadId, now: SimTime) -> Taken<W> {

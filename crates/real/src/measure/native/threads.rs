@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::pool::{Arrivals, Bodies, Guard, NativeWork, Shared};
 use super::sys;
-use crate::policy::{BlockKind, RequestCause};
+use crate::policy::BlockKind;
 use crate::pool::state::ThreadState;
 use crate::pool::state::{PoolHost, WorkerNext};
 use crate::pool::{ThreadKind, TimerAction};
@@ -96,8 +96,8 @@ fn worker_loop<'a>(sh: &'a Shared, mut g: Guard<'a>, t: ThreadId) -> Guard<'a> {
                     g.pool.state.flush_local(t);
                     WorkerNext::Idle
                 } else {
-                    g.request_thread(RequestCause::Leaving);
                     g.pool.retire(t);
+                    g.retired();
                     let (g2, resumed) = idle_wait(g, t);
                     g = g2;
                     if !resumed {
