@@ -57,6 +57,9 @@ const SETS: [(u64, &str, &[Runtime]); 6] = [
     (6, "tests/fixtures/generated-6", &[Runtime::Mono]),
 ];
 
+/// A runtime recorded, with its runs per scenario.
+type Recorded = (Runtime, usize);
+
 /// The recorded sets of the apps grammar (issue 33): grammar seed, folder,
 /// and each runtime recorded with its runs per scenario. Seed 1 is the
 /// first look, recorded before any model was changed for this grammar
@@ -67,9 +70,6 @@ const SETS: [(u64, &str, &[Runtime]); 6] = [
 /// 3.1's runs of it (5 each) were held out until the retire fix they
 /// showed (`retire.rs`); seed 3 on .NET Core 3.1 (5 each) was recorded
 /// after that fix, with no model changed since: held out.
-/// A runtime recorded, with its runs per scenario.
-type Recorded = (Runtime, usize);
-
 const APPS_SETS: [(u64, &str, &[Recorded]); 3] = [
     (
         1,
