@@ -54,7 +54,11 @@ fn a_retiring_worker_strands_no_request_beside_an_idle_thread() {
     let policy = resolve_policy("coreclr3-linux").unwrap();
     let mut retired = 0;
     for k in 0..30 {
-        let run = s.for_run(k, ArrivalDraws::Fixed);
+        // Each run draws its own arrivals (the real runs replay one plan;
+        // the mechanism does not depend on it, and other draws meet the
+        // second half of the fix: a request still pending after the
+        // retire).
+        let run = s.for_run(k, ArrivalDraws::PerRun);
         let mut log = EventLog::default();
         let r = engine::simulate(&run, &policy, &mut log, &SimOptions::default());
         retired += log
