@@ -263,6 +263,9 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             if !args.scenario.set.is_empty() {
                 obj.insert("changed".into(), args.scenario.set.clone().into());
             }
+            if let Some(n) = scenario.machine.processors {
+                obj.insert("processors".into(), n.into());
+            }
             obj.insert("events".into(), result.events.into());
             // The goal changes as the runtime logs them
             // (ThreadPoolWorkerThreadAdjustmentAdjustment), as `import` reads them.
@@ -287,7 +290,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         if args.items > 0 {
             print_items(&first_items, summary.items, &result.trace.groups);
         }
-        print_summary(&summary, &result.outcome, &args.scenario.set);
+        print_summary(
+            &summary,
+            &result.outcome,
+            &args.scenario.set,
+            scenario.machine.processors,
+        );
         print_adjustments(&account);
         print_verdict(&verdict);
         if let Some(s) = &spread {
@@ -691,9 +699,16 @@ fn print_verdict(v: &Verdict) {
     }
 }
 
-fn print_summary(s: &Summary, outcome: &Outcome, sets: &[String]) {
+/// The summary; `processors`: the runtime's processor count when the
+/// scenario sets one apart from its cores (`machine.processors`).
+fn print_summary(s: &Summary, outcome: &Outcome, sets: &[String], processors: Option<u32>) {
     for line in output::summary_lines(s, outcome, sets) {
-        println!("{line}");
+        match processors {
+            Some(n) if line.starts_with("policy ") => {
+                println!("{line}   processors {n} (the runtime's count)");
+            }
+            _ => println!("{line}"),
+        }
     }
 }
 

@@ -173,6 +173,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 workload_seed: None,
                 machine: Machine {
                     cores,
+                    processors: None,
                     tick: tick_us.map(|us| SimDuration::from_nanos(us * 1000)),
                 },
                 pool: PoolSettings {
@@ -341,7 +342,11 @@ proptest! {
             name: "cpu".into(),
             seed,
             workload_seed: None,
-            machine: Machine { cores, tick: None },
+            machine: Machine {
+                cores,
+                processors: None,
+                tick: None,
+            },
             pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None, tiered_compilation: true },
             groups: vec![Group {
                 name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,

@@ -31,6 +31,7 @@ mod nettrace;
 mod newcomer;
 mod playground;
 mod preemption;
+mod processors;
 mod render;
 mod reproduce;
 mod retire;

@@ -17,8 +17,8 @@ impl<S: TraceSink> PoolControl for World<'_, S> {
     fn now(&self) -> SimTime {
         self.now
     }
-    fn cores(&self) -> u32 {
-        self.scenario.machine.cores
+    fn processors(&self) -> u32 {
+        self.scenario.machine.processors()
     }
     fn counts(&self) -> PoolCounts {
         self.tally.snapshot(&self.pool)

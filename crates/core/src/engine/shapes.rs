@@ -351,7 +351,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
     pub(super) fn start_call(&mut self, g: u32) -> u32 {
         let group = &self.world.scenario.groups[g as usize];
         let count = group.count;
-        let cores = u64::from(self.world.scenario.machine.cores.max(1));
+        let cores = u64::from(self.world.scenario.machine.processors().max(1));
         let kind = match group.submit {
             Submit::ParallelFor => LoopKind::For,
             // Parallel.ForEach takes its IList<T> path when the source is a

@@ -295,7 +295,7 @@ impl<'a, S: TraceSink> World<'a, S> {
             main_waiting: None,
             main_waiting_since: SimTime::ZERO,
             main_resume_scheduled: false,
-            pool: PoolState::new(config, cores, scenario.seed),
+            pool: PoolState::new(config, scenario.machine.processors(), scenario.seed),
             range_is_list: config.library.range_is_list,
             continuations: Vec::new(),
             items: if S::ITEM_RECORDS {

@@ -126,7 +126,8 @@ pub struct GateThread {
 impl GateThread {
     pub fn new(config: &GateConfig, scenario: &Scenario, stream_name: &str) -> GateThread {
         let period = config.period.as_nanos().max(1);
-        let one_core = scenario.machine.cores == 1;
+        // TC_DelaySingleProcMultiplier reads the processor count.
+        let one_core = scenario.machine.processors() == 1;
         let tiered = match (
             &config.first_tick_tiered_one_core,
             &config.first_tick_tiered,
@@ -310,8 +311,8 @@ impl GateThread {
         let total = pool.cpu_busy_core_ns();
         let elapsed = u128::from(now.since(self.last_tick).as_nanos());
         let (processors, most) = match self.config.cpu_reading {
-            CpuReading::AllProcessors => (pool.cores().max(1), 100),
-            CpuReading::OneProcessor => (1, 100 * u128::from(pool.cores().max(1))),
+            CpuReading::AllProcessors => (pool.processors().max(1), 100),
+            CpuReading::OneProcessor => (1, 100 * u128::from(pool.processors().max(1))),
         };
         let capacity = elapsed * u128::from(processors);
         self.cpu_utilization = ((total - self.last_tick_busy_ns) * 100)

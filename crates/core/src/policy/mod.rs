@@ -133,7 +133,9 @@ pub struct PoolCounts {
 /// The engine's side of the conversation: what a policy may read and do.
 pub trait PoolControl {
     fn now(&self) -> SimTime;
-    fn cores(&self) -> u32;
+    /// The processors the runtime sees (`Environment.ProcessorCount`:
+    /// `machine.processors`, else `machine.cores`).
+    fn processors(&self) -> u32;
     fn counts(&self) -> PoolCounts;
     /// Core-nanoseconds of CPU used since the run started.
     fn cpu_busy_core_ns(&mut self) -> u128;
@@ -360,7 +362,7 @@ pub fn maybe_add_working_worker(pool: &mut dyn PoolControl, goal: u32, reason: T
 /// 1 (and is ignored where the runtime ignores it), `SetMaxThreads` to at
 /// least min.
 pub fn thread_limits(config: &PolicyConfig, scenario: &Scenario) -> (u32, u32) {
-    let cores = scenario.machine.cores;
+    let cores = scenario.machine.processors();
     let default_min = config.threads.min.resolve(cores);
     let min = if config.threads.honours_set_min_threads {
         scenario.pool.min_threads.unwrap_or(default_min)

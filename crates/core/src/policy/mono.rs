@@ -192,7 +192,7 @@ impl Mono {
         let initial = config
             .threads
             .min
-            .resolve(scenario.machine.cores)
+            .resolve(scenario.machine.processors())
             .saturating_mul(per_cpu)
             .max(1)
             .min(max.max(1));

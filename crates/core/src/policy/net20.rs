@@ -265,7 +265,7 @@ impl Net20 {
         let now = pool.now();
         let busy = pool.cpu_busy_core_ns();
         let elapsed = u128::from(now.since(self.reading_at).as_nanos());
-        let capacity = elapsed * u128::from(pool.cores().max(1));
+        let capacity = elapsed * u128::from(pool.processors().max(1));
         self.cpu_utilization = (busy.saturating_sub(self.reading_busy_ns) * 100)
             .checked_div(capacity)
             .map_or(0, |u| u.min(100) as u32);
@@ -310,11 +310,11 @@ impl Net20 {
             let since = now.since(self.last_dequeue);
             let dequeue_ok = self.gate.comparison.holds(since, threshold);
             let creation_ok =
-                self.sufficient_delay_since_creation(now, counts.existing, pool.cores());
+                self.sufficient_delay_since_creation(now, counts.existing, pool.processors());
             dequeue = Some((since, threshold, comparison_symbol(self.gate.comparison)));
             creation = Some((
                 now.since(self.last_creation),
-                self.creation_wait(counts.existing, pool.cores()),
+                self.creation_wait(counts.existing, pool.processors()),
             ));
             allowed = dequeue_ok && creation_ok;
         }
@@ -368,7 +368,7 @@ impl Policy for Net20 {
                 let queued = pool.counts().queued;
                 // 2.0 SP1: `if (num < tpWarmupCount) AdjustThreadsInPool(...)
                 // else UpdateNativeTpCount(...)`.
-                let warmup = WARMUP_PER_CORE * u64::from(pool.cores());
+                let warmup = WARMUP_PER_CORE * u64::from(pool.processors());
                 let immediate_allowed = !self.sp1_bug || queued < warmup;
                 self.queued(pool, queued, immediate_allowed);
             }

@@ -80,7 +80,7 @@ impl Portable {
             gate: GateThread::new(&config.gate, scenario, gate::GATE_STREAM),
             hill_climbing: HillClimbingSampler::new(config, scenario, "hill-climbing"),
             blocking: config.blocking.clone().filter(|b| b.enabled),
-            cores: scenario.machine.cores,
+            cores: scenario.machine.processors(),
             blocked: 0,
             added_by_blocking: 0,
             pending: Pending::None,

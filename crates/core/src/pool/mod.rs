@@ -62,7 +62,7 @@ pub fn group_throttle(
         let t = policy?.throttle.as_ref()?;
         group.submit.takes_throttle().then(|| Throttle {
             kind: t.kind,
-            limit: t.limit.resolve(scenario.machine.cores).max(1),
+            limit: t.limit.resolve(scenario.machine.processors()).max(1),
         })
     })
 }

@@ -98,6 +98,18 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
                 .unwrap_or(1),
         },
     };
+    let processors = raw
+        .machine
+        .as_ref()
+        .and_then(|m| m.get_ref().processors.as_ref())
+        .and_then(|p| {
+            r.check(p, "machine.processors", |n| {
+                n.integer_in(1, i64::from(MAX_CORES)).map_err(|p| {
+                    p.help("`processors` is what the runtime sees (DOTNET_PROCESSOR_COUNT on .NET 8); leave it out to use `cores`")
+                })
+            })
+        })
+        .and_then(|p| u32::try_from(p).ok());
     let tick = raw
         .machine
         .as_ref()
@@ -192,7 +204,11 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
         name,
         seed,
         workload_seed: None,
-        machine: Machine { cores, tick },
+        machine: Machine {
+            cores,
+            processors,
+            tick,
+        },
         pool,
         groups,
         probes,

@@ -110,8 +110,14 @@ impl ArrivalDraws {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
-    /// `Environment.ProcessorCount`.
+    /// The cores the work runs on (CPU-bound steps share them).
     pub cores: u32,
+    /// `processors`: the processors the runtime sees
+    /// (`Environment.ProcessorCount`), when it differs from `cores`: .NET 8
+    /// honours `DOTNET_PROCESSOR_COUNT`, so a pool sized for a large
+    /// machine can run on a small one. `None` = `cores`. Read it through
+    /// [`Machine::processors`].
+    pub processors: Option<u32>,
     /// `tick_ms`: the step of `Environment.TickCount`, which
     /// `SpinWait.SpinUntil` reads for its timeout. `None` = an exact clock.
     /// On Windows the tick is the system timer's, 15.625 ms by default, so
@@ -121,6 +127,14 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// The processors the runtime sees (`Environment.ProcessorCount`): what
+    /// the pool sizes itself by (minimum threads, CPU readings, timer
+    /// queues, `Parallel.For`'s replicas), where `cores` is what the work
+    /// runs on.
+    pub fn processors(&self) -> u32 {
+        self.processors.unwrap_or(self.cores)
+    }
+
     /// When a `spin_ms` step of length `d` started at `start` ends:
     /// `SpinWait.SpinUntil(cond, d)` reads `TickCount` when it starts and
     /// returns at the first reading at least `d` later. `TickCount` moves
@@ -485,6 +499,7 @@ mod tests {
 
     fn machine(tick_ns: Option<u64>) -> Machine {
         Machine {
+            processors: None,
             cores: 4,
             tick: tick_ns.map(SimDuration::from_nanos),
         }

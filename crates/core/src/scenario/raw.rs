@@ -220,6 +220,7 @@ impl RawScenario {
 #[serde(deny_unknown_fields, expecting = "a table")]
 pub struct RawMachine {
     pub cores: Option<Spanned<Number>>,
+    pub processors: Option<Spanned<Number>>,
     pub tick_ms: Option<Spanned<Number>>,
 }
 

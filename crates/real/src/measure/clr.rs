@@ -246,25 +246,39 @@ pub fn host_cpus() -> u32 {
         .unwrap_or(1)
 }
 
-/// How the runtime is made to see `cores` processors: `taskset` to the first
-/// `cores` CPUs when the host has them; `DOTNET_PROCESSOR_COUNT` on .NET 8
-/// otherwise; an error where neither works.
-fn core_settings(rt: Runtime, cores: u32) -> Result<(Option<String>, Option<u32>), MeasureError> {
+/// How the runtime is made to run on `cores` CPUs and see `processors`:
+/// `taskset` to the first `cores` CPUs when the host has them (the runtime
+/// then counts them); `DOTNET_PROCESSOR_COUNT` on .NET 8 for a count other
+/// than the CPUs it runs on (more cores than the host has, or a scenario's
+/// `machine.processors`); an error where neither works.
+fn core_settings(
+    rt: Runtime,
+    cores: u32,
+    processors: u32,
+) -> Result<(Option<String>, Option<u32>), MeasureError> {
     let host = host_cpus();
-    if cores <= host {
-        let list = if cores == 1 {
+    let pinned = (cores <= host).then(|| {
+        if cores == 1 {
             "0".to_string()
         } else {
             format!("0-{}", cores - 1)
-        };
-        return Ok((Some(list), None));
+        }
+    });
+    let counted = pinned.is_some() && processors == cores;
+    if counted {
+        return Ok((pinned, None));
     }
     if rt == Runtime::Net8 {
-        return Ok((None, Some(cores)));
+        return Ok((pinned, Some(processors)));
     }
+    let problem = if cores > host {
+        format!("the scenario has {cores} cores but this host has {host} CPUs")
+    } else {
+        format!("the scenario's runtime sees {processors} processors on {cores} cores")
+    };
     Err(MeasureError::Unsupported(format!(
-        "the scenario has {cores} cores but this host has {host} CPUs; {} cannot be made to see \
-         more processors than it has (DOTNET_PROCESSOR_COUNT works on .NET 8 only)",
+        "{problem}; {} cannot be made to see a processor count other than the CPUs it runs on \
+         (DOTNET_PROCESSOR_COUNT works on .NET 8 only)",
         rt.name()
     )))
 }
@@ -297,7 +311,8 @@ pub fn run(
         opts.sample_us,
     )
     .map_err(|e| MeasureError::Unsupported(e.0))?;
-    let (cpu_list, processor_count) = core_settings(rt, scenario.machine.cores)?;
+    let (cpu_list, processor_count) =
+        core_settings(rt, scenario.machine.cores, scenario.machine.processors())?;
     check_installed(rt)?;
     let harness = harness_dir()?;
     let work = match &opts.keep_dir {
@@ -538,17 +553,35 @@ mod tests {
     fn more_cores_than_the_host_only_work_on_net8() {
         let many = host_cpus() + 2;
         assert!(matches!(
-            core_settings(Runtime::Coreclr3, many),
+            core_settings(Runtime::Coreclr3, many, many),
             Err(MeasureError::Unsupported(_))
         ));
         assert_eq!(
-            core_settings(Runtime::Net8, many).unwrap(),
+            core_settings(Runtime::Net8, many, many).unwrap(),
             (None, Some(many))
         );
         assert_eq!(
-            core_settings(Runtime::Mono, 1).unwrap(),
+            core_settings(Runtime::Mono, 1, 1).unwrap(),
             (Some("0".into()), None)
         );
+    }
+
+    #[test]
+    fn a_processor_count_apart_from_the_cores_only_works_on_net8() {
+        // One CPU seen as 8 processors: pinned to CPU 0, told 8.
+        assert_eq!(
+            core_settings(Runtime::Net8, 1, 8).unwrap(),
+            (Some("0".into()), Some(8))
+        );
+        for rt in [Runtime::Coreclr3, Runtime::Mono] {
+            let Err(MeasureError::Unsupported(why)) = core_settings(rt, 1, 8) else {
+                panic!("{} accepted 8 processors on 1 core", rt.name());
+            };
+            assert!(
+                why.contains("8 processors on 1 cores") && why.contains(".NET 8 only"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

@@ -145,9 +145,23 @@ fn defaults_apply() {
     assert_eq!(s.pool.min_threads, None);
     assert_eq!(s.pool.gate_phase, None);
     assert_eq!(s.machine.tick, None);
+    assert_eq!(s.machine.processors, None);
+    assert_eq!(s.machine.processors(), 2, "the runtime sees the cores");
     assert_eq!(s.groups[0].name, "group0");
     assert_eq!(s.groups[0].arrival, Arrival::At(SimDuration::ZERO));
     assert!(s.probes.is_empty());
+}
+
+#[test]
+fn processors_are_the_runtimes_count_apart_from_the_cores() {
+    let text = "[machine]\ncores = 2\nprocessors = 16\n[pool]\npolicy = \"p\"\n[[group]]\ncount = 1\nbody = [\"yield\"]\n";
+    let s = parse_scenario(text, "p.toml").unwrap();
+    assert_eq!((s.machine.cores, s.machine.processors()), (2, 16));
+    for bad in ["0", "4097", "2.5", "\"many\""] {
+        let e = parse_scenario(&text.replace("16", bad), "p.toml").unwrap_err();
+        let d = e.diagnostics().next().unwrap();
+        assert_eq!(d.path.as_deref(), Some("machine.processors"), "{bad}");
+    }
 }
 
 #[test]

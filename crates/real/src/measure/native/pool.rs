@@ -312,7 +312,7 @@ impl Pool {
         t0: Instant,
         sample_every: Duration,
     ) -> Pool {
-        let cores = scenario.machine.cores;
+        let processors = scenario.machine.processors();
         let throttles = Throttles::new(&scenario, config);
         let groups = scenario
             .groups
@@ -343,7 +343,7 @@ impl Pool {
             threads: Vec::new(),
             tally: ThreadCounts::new(policy.max_threads()),
             idle_timeout: config.threads.idle_timeout,
-            state: PoolState::new(config, cores, scenario.seed),
+            state: PoolState::new(config, processors, scenario.seed),
             events: BinaryHeap::new(),
             seq: 0,
             sample_every: SimDuration(
@@ -660,8 +660,8 @@ impl PoolControl for Pool {
     fn now(&self) -> SimTime {
         self.clock()
     }
-    fn cores(&self) -> u32 {
-        self.scenario.machine.cores
+    fn processors(&self) -> u32 {
+        self.scenario.machine.processors()
     }
     fn counts(&self) -> PoolCounts {
         self.tally.snapshot(&self.state)
