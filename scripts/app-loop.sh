@@ -6,14 +6,17 @@
 # advise predicted (docs/real-runs.md#the-closed-loop).
 #
 #   scripts/app-loop.sh APP [OUT_DIR]
-#     APP: service | batch | ticker (examples/apps/APP.cs, with the
-#          arguments below); OUT_DIR: where the recording, the advice and
-#          the re-runs go (default target/app-loop/APP; the fixtures are
-#          tests/fixtures/apps/APP)
+#     APP: service | batch | ticker | fanout (examples/apps/APP.cs, with
+#          the arguments below); OUT_DIR: where the recording, the advice
+#          and the re-runs go (default target/app-loop/APP; the fixtures
+#          are tests/fixtures/apps/APP)
 #   RERUNS=N  re-runs with the setting (default 3)
 #   REUSE_RECORDING=1  advise on OUT_DIR/recorded.nettrace as it is (a
 #             draft rule changed, the program did not) instead of
 #             recording the program again
+#   RUNTIME_ONLY=1  record with the README's first line, the runtime's
+#             events alone (no work-item provider): advise drafts the
+#             workload from the workers' busy stretches
 #   POOLSIM=path/to/poolsim (default: builds target/release/poolsim)
 #
 # Needs mcs (scripts/install-runtimes.sh mono) and .NET 8
@@ -23,12 +26,13 @@
 # or a missing runtime.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-app=${1:?usage: scripts/app-loop.sh service|batch|ticker [OUT_DIR]}
+app=${1:?usage: scripts/app-loop.sh service|batch|ticker|fanout [OUT_DIR]}
 case "$app" in
   service) app_args="600 100 1 50 1" ;;   # 600 requests, Poisson 100/s, 1 ms CPU, .Wait() on a 50 ms delay, 1 ms CPU
   batch) app_args="40 500" ;;             # 40 blocking 500 ms calls queued at once
   ticker) app_args="8 500 6 800" ;;       # a timer every 500 ms, 8 times, each queuing 6 blocking 800 ms calls
-  *) echo "unknown app '$app' (service, batch, ticker)" >&2; exit 2 ;;
+  fanout) app_args="200 20 4 100" ;;      # 200 requests every 20 ms, each 4 Task.Run calls of Task.Delay(100).Wait(), then WhenAll(...).Wait()
+  *) echo "unknown app '$app' (service, batch, ticker, fanout)" >&2; exit 2 ;;
 esac
 out=${2:-$root/target/app-loop/$app}
 reruns=${RERUNS:-3}
@@ -57,11 +61,16 @@ run_app() { # OUT.txt [VAR=VALUE ...]
 if [ "${REUSE_RECORDING:-0}" = 1 ] && [ -f "$out/recorded.nettrace" ]; then
   echo "$app: advising on the recording already in $out (REUSE_RECORDING=1)"
 else
-  echo "$app: recording ($app_args) with the README's line and the work-item provider"
   rm -f "$out/recorded.nettrace"
+  if [ "${RUNTIME_ONLY:-0}" = 1 ]; then
+    echo "$app: recording ($app_args) with the README's line, the runtime's events alone"
+    config='Microsoft-Windows-DotNETRuntime:0x10000:5'
+  else
+    echo "$app: recording ($app_args) with the README's line and the work-item provider"
+    config='Microsoft-Windows-DotNETRuntime:0x10000:5,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5'
+  fi
   run_app "$out/recorded.txt" DOTNET_EnableEventPipe=1 DOTNET_EventPipeOutputPath="$out/recorded.nettrace" \
-    DOTNET_EventPipeRundown=0 \
-    DOTNET_EventPipeConfig='Microsoft-Windows-DotNETRuntime:0x10000:5,System.Diagnostics.Eventing.FrameworkEventSource:0x12:5'
+    DOTNET_EventPipeRundown=0 DOTNET_EventPipeConfig="$config"
 fi
 tail -1 "$out/recorded.txt"
 
