@@ -46,6 +46,7 @@ fn synthetic(items: u32, threads: u32) -> Trace {
         seed: 0,
         cores: threads,
         groups: vec!["a".into(), "b".into(), "c".into()],
+        call_groups: Vec::new(),
         items: recs,
         threads: (0..threads)
             .map(|t| ThreadRecord {

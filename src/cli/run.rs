@@ -481,7 +481,8 @@ pub(super) fn run_streamed(
         wants.chrome.is_some(),
         groups.clone(),
     );
-    let mut stream = RunStream::new(detail, wants.items, csv.as_mut().map(|(_, w)| w), groups)?;
+    let mut stream = RunStream::new(detail, wants.items, csv.as_mut().map(|(_, w)| w), groups)?
+        .with_call_groups(&scenario.call_groups());
     if wants.counters {
         stream = stream.with_counters(scenario.machine.cores);
     }

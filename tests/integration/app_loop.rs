@@ -50,6 +50,16 @@ fn range(values: &serde_json::Value) -> (f64, f64) {
 /// The loop of one app: the replay check passes, the advice is the one
 /// the re-runs applied, and every re-run is inside the predicted range.
 fn closed_loop(app: &str) {
+    let (reruns, misses) = check_loop(app);
+    assert!(reruns >= 3, "{app}: {reruns} re-runs");
+    assert!(misses.is_empty(), "{app}: {misses:#?}");
+}
+
+/// Advises on `app`'s recording now and compares its re-runs with the
+/// range predicted: the number of re-runs and each figure outside
+/// (asserting that the replay check passes, that the advice is still the
+/// one the re-runs applied and that it helps).
+fn check_loop(app: &str) -> (usize, Vec<String>) {
     let dir = fixture(app);
     let out = poolsim(&[
         "advise",
@@ -83,35 +93,41 @@ fn closed_loop(app: &str) {
     let (mk_lo, mk_hi) = range(&t["makespan_ms"]);
     let (th_lo, th_hi) = range(&t["threads_peak"]);
     let mut reruns = 0;
-    for entry in fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "summary") {
-            continue;
-        }
+    let mut misses = Vec::new();
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "summary"))
+        .collect();
+    paths.sort();
+    for path in paths {
         reruns += 1;
         let s = summary(&path);
-        let name = path.display();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let lat = s["latency_p99_ms"];
-        assert!(
-            (lat_lo * 0.85..=lat_hi * 1.15).contains(&lat),
-            "{name}: latency p99 {lat} outside {lat_lo}..{lat_hi} (± 15 %)"
-        );
+        if !(lat_lo * 0.85..=lat_hi * 1.15).contains(&lat) {
+            misses.push(format!(
+                "{name}: latency p99 {lat} outside {lat_lo}..{lat_hi} (± 15 %)"
+            ));
+        }
         let mk = s["makespan_ms"];
-        assert!(
-            (mk_lo * 0.90..=mk_hi * 1.10).contains(&mk),
-            "{name}: makespan {mk} outside {mk_lo}..{mk_hi} (± 10 %)"
-        );
+        if !(mk_lo * 0.90..=mk_hi * 1.10).contains(&mk) {
+            misses.push(format!(
+                "{name}: makespan {mk} outside {mk_lo}..{mk_hi} (± 10 %)"
+            ));
+        }
         let th = s["peak_thread_count"];
-        assert!(
-            (th_lo - 2.0..=th_hi + 2.0).contains(&th),
-            "{name}: peak threads {th} outside {th_lo}..{th_hi} (± 2)"
-        );
+        if !(th_lo - 2.0..=th_hi + 2.0).contains(&th) {
+            misses.push(format!(
+                "{name}: peak threads {th} outside {th_lo}..{th_hi} (± 2)"
+            ));
+        }
     }
-    assert!(reruns >= 3, "{app}: {reruns} re-runs");
     // And as the app ran before the advice: the recording's own summary
     // is what the draft was checked against.
     let before = summary(&dir.join("recorded.txt"));
     assert!(before["latency_p99_ms"] > lat_hi, "{app}: the advice helps");
+    (reruns, misses)
 }
 
 #[test]
@@ -176,4 +192,67 @@ fn the_ticker_draft_reads_its_timer() {
     }
     // The program queued nothing but the timer's calls.
     assert_eq!(s.groups.len(), 1, "{text}");
+}
+
+/// A gateway fanning out to 4 blocking backend calls per request and
+/// blocking on `Task.WhenAll(calls).Wait()` (`examples/apps/fanout.cs`), a
+/// program written after the draft's rules. The draft reads the fan-out
+/// (`crates/real/src/nettrace/fanout.rs`) and its replay matches the
+/// recording (54.3 s, 229 threads). KNOWN MISS: the advice (MinThreads
+/// 26, at the model's cliff: 25 meets the goal in 1 of 4 runs) holds in 3
+/// of the 10 real re-runs; in the other 7 the real pool collapsed as the
+/// recording did (42-45 s, 205-214 threads). The real cliff is higher
+/// than the model's (not found why; with 30 and 34, 6 of 6 runs each held,
+/// at 35-36 threads where the model holds 30-34, and two of the three
+/// re-runs that held had 35 and 36). When the model or the
+/// advice changes, this count says so.
+#[test]
+fn fan_out_gateway_known_miss() {
+    let (reruns, misses) = check_loop("fanout");
+    assert_eq!(reruns, 10);
+    let collapsed = misses.iter().filter(|m| m.contains("makespan")).count();
+    assert_eq!(collapsed, 7, "{misses:#?}");
+    // The collapsed runs miss every figure; of the 3 that held, two have
+    // a thread or two more than the model's 30-34.
+    assert_eq!(misses.len(), 7 * 3 + 2, "{misses:#?}");
+}
+
+/// The gateway's draft: every request fans out to 4 calls of one blocking
+/// wait, the calls are their own group queued by the step, and the timer
+/// completions the waits waited for are left out.
+#[test]
+fn the_fanout_draft_reads_its_calls() {
+    let dir = fixture("fanout");
+    let out_dir = std::env::temp_dir().join(format!("poolsim-fanout-{}", std::process::id()));
+    fs::create_dir_all(&out_dir).unwrap();
+    let toml = out_dir.join("fanout.toml");
+    let out = poolsim(&[
+        "import",
+        dir.join("recorded.nettrace").to_str().unwrap(),
+        "--scenario",
+        toml.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = fs::read_to_string(&toml).unwrap();
+    let _ = fs::remove_dir_all(&out_dir);
+    let s = poolsim::scenario::load::parse_scenario(&text, "fanout.toml").unwrap();
+    assert_eq!(s.groups.len(), 2, "{text}");
+    assert_eq!(s.groups[0].count, 200);
+    assert_eq!(
+        s.groups[0].body,
+        [poolsim::scenario::Step::FanOut { group: 1 }],
+        "{text}"
+    );
+    assert_eq!(s.groups[1].count, 800);
+    assert_eq!(
+        s.groups[1].from,
+        poolsim::scenario::Origin::FanOut { per_call: 4 }
+    );
+    match s.groups[1].body[..] {
+        [poolsim::scenario::Step::Wait(d)] => {
+            let ms = d.as_ms_f64();
+            assert!((100.0..=103.0).contains(&ms), "call {ms} ms");
+        }
+        ref other => panic!("{other:?}"),
+    }
 }

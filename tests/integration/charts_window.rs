@@ -138,6 +138,7 @@ fn a_thread_exists_in_a_window_it_overlaps_at_all() {
         seed: 1,
         cores: 1,
         groups: vec![],
+        call_groups: Vec::new(),
         items: vec![],
         threads: vec![
             record(0, 0, None),

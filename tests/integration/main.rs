@@ -15,6 +15,7 @@ mod deadlock;
 mod determinism;
 mod explain;
 mod explain_html;
+mod fan_out;
 mod fuzz;
 mod gate_start;
 mod generated;

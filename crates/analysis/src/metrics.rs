@@ -97,7 +97,7 @@ fn ms(t: SimTime) -> f64 {
 
 /// Computes the summary of `trace`.
 pub fn summarize(trace: &Trace) -> Summary {
-    let mut builder = SummaryBuilder::default();
+    let mut builder = SummaryBuilder::default().leaving_out_calls(&trace.call_groups);
     for item in &trace.items {
         builder.add(item);
     }
@@ -127,9 +127,28 @@ pub struct SummaryBuilder {
     start_delay: Distribution,
     latency: Distribution,
     starved: StarvedSpans,
+    /// Per group: whether its items are a `fan_out` step's calls, left
+    /// out of the latency (their caller's latency covers them).
+    calls: Vec<bool>,
 }
 
 impl SummaryBuilder {
+    /// Leaves the items of `call_groups` (a trace's
+    /// [`Trace::call_groups`]) out of the latency: a call's latency is
+    /// felt by the item that queued it and waits for it, whose own latency
+    /// covers it. The start delays and the time starved keep them: they
+    /// waited for the pool all the same.
+    pub fn leaving_out_calls(mut self, call_groups: &[u32]) -> Self {
+        for &g in call_groups {
+            let g = g as usize;
+            if self.calls.len() <= g {
+                self.calls.resize(g + 1, false);
+            }
+            self.calls[g] = true;
+        }
+        self
+    }
+
     /// One item's record.
     pub fn add(&mut self, i: &ItemRecord) {
         self.items += 1;
@@ -141,7 +160,9 @@ impl SummaryBuilder {
         if i.finished != SimTime::MAX {
             self.finished += 1;
             self.last_end = Some(self.last_end.map_or(i.finished, |e| e.max(i.finished)));
-            self.latency.add(ms(i.finished) - ms(i.queued));
+            if !self.calls.get(i.group as usize).copied().unwrap_or(false) {
+                self.latency.add(ms(i.finished) - ms(i.queued));
+            }
         }
         self.starved.add(i.queued, i.started);
     }

@@ -84,6 +84,14 @@ impl<E: TraceSink, W: Write> RunStream<E, W> {
         })
     }
 
+    /// Leaves the items of `call_groups` out of the latency, as
+    /// [`summarize`](crate::metrics::summarize) does
+    /// ([`SummaryBuilder::leaving_out_calls`]).
+    pub fn with_call_groups(mut self, call_groups: &[u32]) -> Self {
+        self.summary = std::mem::take(&mut self.summary).leaving_out_calls(call_groups);
+        self
+    }
+
     /// Also makes the `dotnet-counters` samples ([`crate::counters`]) of a
     /// machine of `cores` cores.
     pub fn with_counters(mut self, cores: u32) -> Self {

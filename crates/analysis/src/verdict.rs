@@ -136,6 +136,10 @@ fn step_words(step: &Step) -> Option<(String, String)> {
             format!("busy_ms = {}", ms(d)),
             format!("a Stopwatch busy loop of {} ms", ms(d)),
         )),
+        Step::FanOut { .. } => Some((
+            "fan_out".to_string(),
+            "Task.WhenAll(calls).Wait()".to_string(),
+        )),
         Step::Cpu(_) | Step::Await(_) | Step::Yield => None,
     }
 }

@@ -539,6 +539,10 @@ pub struct Trace {
     pub seed: u64,
     pub cores: u32,
     pub groups: Vec<String>,
+    /// The groups whose items are calls a `fan_out` step queued (by
+    /// index): their latency is their caller's, so a run's latency
+    /// figures leave them out (`metrics`).
+    pub call_groups: Vec<u32>,
     /// Indexed by item id, in submission order.
     pub items: Vec<ItemRecord>,
     pub threads: Vec<ThreadRecord>,

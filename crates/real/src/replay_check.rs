@@ -118,6 +118,7 @@ mod tests {
             seed: 0,
             cores: 1,
             groups: vec![],
+            call_groups: Vec::new(),
             items: vec![],
             threads: vec![],
             probes: vec![],

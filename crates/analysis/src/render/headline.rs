@@ -309,6 +309,7 @@ mod tests {
             seed: 1,
             cores: 4,
             groups: vec![],
+            call_groups: Vec::new(),
             items: vec![],
             threads: threads
                 .iter()

@@ -1385,6 +1385,7 @@ mod tests {
             seed: 1,
             cores: 2,
             groups: vec!["g</script>".into()],
+            call_groups: Vec::new(),
             items: (0..items)
                 .map(|i| ItemRecord {
                     item: i as u32,

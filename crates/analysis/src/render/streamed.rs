@@ -200,6 +200,7 @@ fn without_items(trace: &Trace) -> Trace {
         seed: trace.seed,
         cores: trace.cores,
         groups: trace.groups.clone(),
+        call_groups: trace.call_groups.clone(),
         items: Vec::new(),
         threads: trace.threads.clone(),
         probes: trace.probes.clone(),

@@ -629,6 +629,7 @@ mod tests {
             seed: 1,
             cores: 2,
             groups: vec!["g".into()],
+            call_groups: Vec::new(),
             items: vec![
                 ItemRecord {
                     item: 0,

@@ -47,7 +47,11 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
         self.policy.start(&mut self.world);
         for g in 0..self.world.groups.len() {
             let group = &self.world.scenario.groups[g];
-            if group.count > 0 && !matches!(group.arrival, Arrival::After { .. }) {
+            // A fan-out group's items are queued by the steps that name it.
+            if group.count > 0
+                && !matches!(group.arrival, Arrival::After { .. })
+                && !matches!(group.from, crate::scenario::Origin::FanOut { .. })
+            {
                 let at = self.world.groups[g].next_at;
                 self.world.schedule(at, EventKind::Arrival(g as u32));
             }

@@ -289,6 +289,13 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
                     self.queue_continuation(item, cont, None);
                     return Flow::Suspended;
                 }
+                Step::FanOut { group: calls } => {
+                    // Past the step before blocking: the release resumes
+                    // the item at its next step.
+                    self.world.items.run_mut(item).step += 1;
+                    self.fan_out(t, item, calls);
+                    return Flow::Pending;
+                }
             }
             self.world.items.run_mut(item).step += 1;
         }
@@ -316,7 +323,82 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             self.world.loops[lp as usize].outstanding -= 1;
             self.check_release(lp);
         }
+        if let Owner::FanOut(call) = state.owner {
+            self.fan_out_item_finished(call);
+        }
         Flow::Done
+    }
+
+    /// A `fan_out` step on `t`: `Task.Run` of the next `per_call` items of
+    /// group `g` (to `t`'s local queue on a pool thread; the global queue
+    /// for `QueueUserWorkItem` or from another thread), then
+    /// `Task.WhenAll(calls).Wait()`: `t` blocks until the last one
+    /// finishes. The wait is on `WhenAll`'s task, which cannot run inline,
+    /// so unlike `Parallel.Invoke`'s `WaitAll` it runs none of them itself.
+    fn fan_out(&mut self, t: ThreadId, caller: ItemId, g: u32) {
+        let group = &self.world.scenario.groups[g as usize];
+        let crate::scenario::Origin::FanOut { per_call } = group.from else {
+            unreachable!("the loader lets `fan_out` name fan-out groups only");
+        };
+        let submit = group.submit;
+        let call = match self.world.free_fan_outs.pop() {
+            Some(call) => call,
+            None => {
+                self.world
+                    .fan_outs
+                    .push(super::world::FanOutCall::default());
+                (self.world.fan_outs.len() - 1) as u32
+            }
+        };
+        self.world.fan_outs[call as usize] = super::world::FanOutCall {
+            outstanding: per_call,
+            waiter: Some(t),
+        };
+        for _ in 0..per_call {
+            self.world.groups[g as usize].submitted += 1;
+            let item = self.world.new_item(g, Owner::FanOut(call));
+            if self.dedicated {
+                self.world.record(TraceEvent::ItemQueued {
+                    item,
+                    local_of: None,
+                });
+                let latency = self.world.thread_start_latency();
+                self.world
+                    .create_dedicated_thread(Frame::Item(item), latency);
+                continue;
+            }
+            let local = (submit == Submit::TaskRun && self.world.is_pool(t)).then_some(t);
+            self.world.record(TraceEvent::ItemQueued {
+                item,
+                local_of: local,
+            });
+            self.world.enqueue_from(local, Work::Item(item));
+            self.request_thread(RequestCause::Enqueue);
+        }
+        let kind = BlockKind::TaskWait;
+        self.world.th(t).activity = Activity::Join(kind);
+        self.world.phase(t, Phase::Join, Some(caller));
+        if self.world.is_pool(t) {
+            self.block_counts(kind);
+            self.policy.thread_blocked(&mut self.world, t, kind);
+        }
+    }
+
+    /// An item of `fan_out` call `call` finished: the last one releases
+    /// the caller (`WhenAll`'s task completes on this thread and sets the
+    /// waiter's event).
+    fn fan_out_item_finished(&mut self, call: u32) {
+        let c = &mut self.world.fan_outs[call as usize];
+        c.outstanding -= 1;
+        if c.outstanding > 0 {
+            return;
+        }
+        if let Some(t) = c.waiter.take() {
+            let generation = self.world.th(t).generation;
+            self.world
+                .schedule(self.world.now, super::EventKind::StepDone(t, generation));
+        }
+        self.world.free_fan_outs.push(call);
     }
 
     /// Counts a finished item of group `g`; when it was the last, the groups

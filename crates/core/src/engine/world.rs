@@ -81,6 +81,17 @@ pub(super) enum Owner {
     /// A task on a `ConcurrentExclusiveSchedulerPair`: continuations go
     /// back to the pair's queue.
     Pair(u32),
+    /// A call of a `fan_out` step (its slot in [`World::fan_outs`]): the
+    /// call counts it.
+    FanOut(u32),
+}
+
+/// One call of a `fan_out` step: the items it queued that have not
+/// finished, and the thread blocked in `Task.WhenAll(calls).Wait()`.
+#[derive(Debug, Default)]
+pub(super) struct FanOutCall {
+    pub(super) outstanding: u32,
+    pub(super) waiter: Option<ThreadId>,
 }
 
 #[derive(Debug)]
@@ -180,6 +191,10 @@ pub(super) struct World<'a, S: TraceSink> {
 
     pub(super) groups: Vec<GroupState>,
     pub(super) loops: Vec<Loop>,
+    /// The `fan_out` calls; a slot is free again (`free_fan_outs`) once
+    /// its last item finished.
+    pub(super) fan_outs: Vec<FanOutCall>,
+    pub(super) free_fan_outs: Vec<u32>,
     pub(super) replicas: Vec<Replica>,
     pub(super) partitions: Vec<Partition>,
     pub(super) async_workers: Vec<AsyncWorker>,
@@ -305,6 +320,8 @@ impl<'a, S: TraceSink> World<'a, S> {
             },
             groups,
             loops: Vec::new(),
+            fan_outs: Vec::new(),
+            free_fan_outs: Vec::new(),
             replicas: Vec::new(),
             partitions: Vec::new(),
             async_workers: Vec::new(),
@@ -439,7 +456,10 @@ impl<'a, S: TraceSink> World<'a, S> {
                     st.submitted < g.count
                 };
                 // The main thread's submissions, and a timer's firings to come.
-                g.from != Origin::Pool && due_later && !matches!(g.arrival, Arrival::After { .. })
+                // (A fan-out group's items come from steps, not arrivals.)
+                !matches!(g.from, Origin::Pool | Origin::FanOut { .. })
+                    && due_later
+                    && !matches!(g.arrival, Arrival::After { .. })
             });
         if arrivals_pending {
             return false;

@@ -29,7 +29,7 @@ use crate::scenario::model::{
 };
 use crate::scenario::raw::{Number, RawPool, RawScenario, TimeUnit};
 use crate::time::SimDuration;
-use group::{build_group, check_group_names, check_total_items};
+use group::{build_group, check_fan_outs, check_group_names, check_total_items};
 
 /// Parses and validates scenario TOML `text`. `file` names the file in
 /// messages, and its stem is the default scenario `name`.
@@ -172,6 +172,7 @@ fn build_scenario(raw: &RawScenario, file: &str, r: &mut Report<'_>) -> Scenario
                 groups.push(build_group(i, g, &names, r));
             }
             check_group_names(list.get_ref(), &groups, r);
+            check_fan_outs(list.get_ref(), &mut groups, r);
             check_total_items(list.get_ref(), &groups, r);
         }
     }

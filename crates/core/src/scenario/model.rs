@@ -319,6 +319,12 @@ pub enum Origin {
     /// late, and so queues the items late, without moving the timer's
     /// schedule (`pool::state` timers).
     Timer { per_tick: u32 },
+    /// Another group's `fan_out` step (`{ fan_out = "calls" }`): each call
+    /// queues the group's next `per_call` items from the caller's thread
+    /// (`Task.Run`: its local queue on a pool thread) and blocks until they
+    /// have all finished. The group has no arrival of its own; its `count`
+    /// is every call's items together.
+    FanOut { per_call: u32 },
 }
 
 /// The timer of a `from = "timer"` group, as the engine, the native pool
@@ -357,6 +363,7 @@ impl Origin {
             Origin::Main => "main",
             Origin::Pool => "pool",
             Origin::Timer { .. } => "timer",
+            Origin::FanOut { .. } => "fan-out",
         }
     }
 }
@@ -461,6 +468,14 @@ pub enum Step {
     Await(SimDuration),
     /// `await Task.Yield()`: the rest of the body is queued to the global queue.
     Yield,
+    /// `{ fan_out = "calls" }`: `var calls = new Task[n]; for (...) calls[j]
+    /// = Task.Run(call); Task.WhenAll(calls).Wait();` with the next `n` items
+    /// of group `group` (`from = "fan-out"`, `n` its `per_call`). The items
+    /// go to this thread's local queue on a pool thread (the global queue
+    /// with `submit = "queue-user-work-item"`); the thread is held until
+    /// the last of them finishes, cooperative blocking where the policy has
+    /// it. The wait cannot run them inline: it waits on `WhenAll`'s task.
+    FanOut { group: u32 },
 }
 
 /// `[[probe]]`: the main thread's responsiveness probe of seed 003:
@@ -481,12 +496,22 @@ impl Step {
             | Step::Sleep(d)
             | Step::Wait(d)
             | Step::Await(d) => Some(d),
-            Step::Yield => None,
+            Step::Yield | Step::FanOut { .. } => None,
         }
     }
 }
 
 impl Scenario {
+    /// The groups whose items are calls of a `fan_out` step (by index).
+    pub fn call_groups(&self) -> Vec<u32> {
+        self.groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| matches!(g.from, Origin::FanOut { .. }))
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
     /// Total number of work items over all groups (probes excluded).
     pub fn item_count(&self) -> u64 {
         self.groups.iter().map(|g| g.count).sum()

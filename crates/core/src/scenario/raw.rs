@@ -293,6 +293,8 @@ pub struct RawStepTable {
     pub sleep_ms: Option<Spanned<Number>>,
     pub wait_ms: Option<Spanned<Number>>,
     pub await_ms: Option<Spanned<Number>>,
+    /// `{ fan_out = "calls" }`: the group whose items the step queues.
+    pub fan_out: Option<Spanned<String>>,
     #[serde(rename = "yield")]
     pub yield_: Option<Spanned<bool>>,
 }

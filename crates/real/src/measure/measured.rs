@@ -259,6 +259,7 @@ pub fn parse(
             seed,
             cores,
             groups: groups.to_vec(),
+            call_groups: Vec::new(),
             items,
             threads,
             probes,

@@ -56,6 +56,13 @@ pub fn plan_text(
                 group.name
             )));
         }
+        if group.body.iter().any(|s| matches!(s, Step::FanOut { .. })) {
+            return Err(Unsupported(format!(
+                "group `{}` has a `fan_out` step, which the harness does not run yet \
+                 (examples/apps/fanout.cs is a real program of that shape)",
+                group.name
+            )));
+        }
         let (start_us, after, delay_us) = match &group.arrival {
             Arrival::After { group, delay, .. } => (0, *group as i64, us(*delay)),
             _ => (arrivals::start(scenario, g).map(us).unwrap_or(0), -1, 0),
@@ -102,6 +109,7 @@ pub fn plan_text(
                 Step::Wait(d) => writeln!(out, "step {g} wait {}", us(*d)),
                 Step::Await(d) => writeln!(out, "step {g} await {}", us(*d)),
                 Step::Yield => writeln!(out, "step {g} yield"),
+                Step::FanOut { .. } => unreachable!("refused above"),
             };
         }
     }

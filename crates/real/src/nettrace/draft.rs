@@ -53,6 +53,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use super::fanout::{FanOutReading, read_fan_out};
 use super::ticks::{TimerReading, read_timer};
 use super::timeline::PoolTimeline;
 
@@ -151,6 +152,9 @@ pub enum DraftError {
     NoDequeues(u64),
 }
 
+/// The name of the group a drafted fan-out's calls are in.
+pub const CALLS_GROUP: &str = "calls";
+
 /// A drafted scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Draft {
@@ -214,7 +218,15 @@ fn cooperative_raises(t: &PoolTimeline) -> u64 {
 /// A program's periodic timer ([`super::ticks`]) changes both: its
 /// callbacks are not the program's items (the model runs them as the
 /// timer's), and the items they queue are, whoever queued them.
-fn program_mask(t: &PoolTimeline, timer: Option<&TimerReading>) -> Vec<bool> {
+///
+/// A fan-out ([`super::fanout`]) changes it too: its calls are drafted as
+/// calls (a group of their own, queued by the step), not as the
+/// program's arrivals.
+fn program_mask(
+    t: &PoolTimeline,
+    timer: Option<&TimerReading>,
+    fan: Option<&FanOutReading>,
+) -> Vec<bool> {
     let records = &t.items.records;
     let cooperative = cooperative_raises(t) > 0;
     let submitter = records
@@ -240,6 +252,11 @@ fn program_mask(t: &PoolTimeline, timer: Option<&TimerReading>) -> Vec<bool> {
             mask[c] = true;
         }
     }
+    if let Some(fan) = fan {
+        for &c in &fan.children {
+            mask[c] = false;
+        }
+    }
     mask
 }
 
@@ -255,10 +272,15 @@ fn program_timer(t: &PoolTimeline) -> Option<TimerReading> {
     read_timer(&t.items.records, &pool_threads(t))
 }
 
+/// The program's fan-outs, when the items show them.
+fn program_fan_out(t: &PoolTimeline) -> Option<FanOutReading> {
+    read_fan_out(&t.items.records, &pool_threads(t))
+}
+
 /// The work items a draft is drafted from (the rule of `program_mask`): the
 /// ones the replay is compared with.
 pub fn program_items(t: &PoolTimeline) -> Vec<&super::items::WorkItem> {
-    let mask = program_mask(t, program_timer(t).as_ref());
+    let mask = program_mask(t, program_timer(t).as_ref(), program_fan_out(t).as_ref());
     t.items
         .records
         .iter()
@@ -279,20 +301,22 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     }
     let workers = pool_threads(t);
     let timer = read_timer(&w.records, &workers);
+    let fan = read_fan_out(&w.records, &workers);
     // The completions a wait waited for are not the program's work (see
     // `is_program_item`); the blocked items' pool times grew with the
     // starvation: their own length is what the unstarved items took, the
     // shortest pool time (waiting adds to a pool time, never takes from
     // it), one body for all.
     let cooperative = cooperative_raises(t);
-    let mask = program_mask(t, timer.as_ref());
+    let mask = program_mask(t, timer.as_ref(), fan.as_ref());
+    let fan_calls = fan.as_ref().map_or(0, |f| f.children.len());
     let timer_work = timer.as_ref().map_or(0, |t| {
         w.records
             .iter()
             .filter(|r| r.enqueue_thread == Some(t.timer_thread))
             .count()
     });
-    let dropped_completions = mask.iter().filter(|keep| !**keep).count() - timer_work;
+    let dropped_completions = mask.iter().filter(|keep| !**keep).count() - timer_work - fan_calls;
     let mut tick_child = vec![false; w.records.len()];
     for &c in timer.iter().flat_map(|t| &t.children) {
         tick_child[c] = true;
@@ -365,11 +389,34 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     };
 
     let floor_ms = (cooperative > 0 && !known.is_empty()).then(|| known[0]);
+    // A fan-out's calls: their body is the shortest of their pool times
+    // when the pool raised its goal for blocked waits (as the items'
+    // above), else their mean.
+    let calls = fan.as_ref().map(|fan| {
+        let mut times: Vec<f64> = fan
+            .children
+            .iter()
+            .filter_map(|&c| w.records[c].pool_time_ns().map(ms))
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        let body = if cooperative > 0 {
+            times.first().copied().unwrap_or(mean)
+        } else {
+            mean
+        };
+        let lo = times.first().copied().unwrap_or(0.0);
+        let hi = times.last().copied().unwrap_or(0.0);
+        (fan, body, lo, hi)
+    });
+    // A fan-out's own time is its steps, not its pool time: one body for
+    // all, as with the floor.
+    let one_body = floor_ms.or(calls.as_ref().map(|_| 0.0));
 
     // Groups: pool-time buckets within each phase.
     let mut groups: Vec<Group> = Vec::new();
     for (k, phase) in phases.iter().enumerate() {
-        if let Some(body) = floor_ms {
+        if let Some(body) = one_body {
             let mut arrivals: Vec<f64> = phase.iter().map(|&i| items[i].arrival_ms - t0).collect();
             arrivals.sort_by(f64::total_cmp);
             groups.push(Group {
@@ -489,7 +536,73 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
     } else {
         "sleep_ms"
     };
-    if let Some(body) = floor_ms {
+    // A fan-out's steps: what it ran before its first call and after its
+    // last call's end (when a millisecond or more), around the fan-out.
+    let fan_body = calls.as_ref().map(|(fan, ..)| {
+        let mut steps: Vec<String> = Vec::new();
+        if fan.before_ms >= 1.0 {
+            steps.push(format!("{{ {step} = {} }}", num(fan.before_ms)));
+        }
+        steps.push(format!("{{ fan_out = {} }}", quote(CALLS_GROUP)));
+        if fan.after_ms >= 1.0 {
+            steps.push(format!("{{ {step} = {} }}", num(fan.after_ms)));
+        }
+        steps.join(", ")
+    });
+    if let Some((fan, body, lo, hi)) = &calls {
+        let _ = writeln!(
+            s,
+            "# - every item fans out: {} of them queued calls from the pool thread that ran \
+             them and were still running halfway through each of their calls (Task.Run each call, then \
+             Task.WhenAll(calls).Wait()), {} calls each ({} with another count, drafted with \
+             {} too), so each body is `{{ fan_out = {} }}`{}; the shortest time an item ran \
+             before its first call is {} ms and after its last call's end {} ms (each a step \
+             when 1 ms or more).",
+            fan.parents.len(),
+            fan.per_call,
+            fan.other_counts,
+            fan.per_call,
+            quote(CALLS_GROUP),
+            if cooperative > 0 {
+                format!(", the wait cooperative blocking ({cooperative} goal raises)")
+            } else {
+                String::new()
+            },
+            num(fan.before_ms),
+            num(fan.after_ms),
+        );
+        let _ = writeln!(
+            s,
+            "# - the calls (group {}): {} of them, `{step} = {}`, {} of their pool times ({} to \
+             {} ms){}. A trace cannot tell blocking from CPU work (make it `cpu_ms` where a \
+             call computes).",
+            quote(CALLS_GROUP),
+            fan.children.len(),
+            num(*body),
+            if cooperative > 0 {
+                "the shortest"
+            } else {
+                "the mean"
+            },
+            num(*lo),
+            num(*hi),
+            if cooperative > 0 {
+                ": they blocked in Task.Wait too, and what they waited for queued behind the \
+                 backlog"
+            } else {
+                ""
+            }
+        );
+        if dropped_completions > 0 {
+            let _ = writeln!(
+                s,
+                "# - left out: {dropped_completions} items queued by other threads than the one \
+                 that queued the first item and not by a fan-out (a timer's callbacks, I/O \
+                 completions): the completions the waits waited for, which the model queues \
+                 itself."
+            );
+        }
+    } else if let Some(body) = floor_ms {
         let _ = writeln!(
             s,
             "# - every body is `wait_ms = {}` (Task.Wait on a call, sync over async): the pool \
@@ -679,13 +792,30 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         let _ = writeln!(s, "count = {}", g.arrivals.len());
         let _ = writeln!(s, "submit = \"queue-user-work-item\"");
         let _ = writeln!(s, "arrival = {arrival}");
-        let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(g.body_ms.max(0.001)));
+        match &fan_body {
+            Some(body) => {
+                let _ = writeln!(s, "body = [ {body} ]");
+            }
+            None => {
+                let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(g.body_ms.max(0.001)));
+            }
+        }
+    }
+    if let Some((fan, body, ..)) = &calls {
+        let parents: usize = groups.iter().map(|g| g.arrivals.len()).sum();
+        let _ = writeln!(s);
+        let _ = writeln!(s, "[[group]]");
+        let _ = writeln!(s, "name = {}", quote(CALLS_GROUP));
+        let _ = writeln!(s, "count = {}", parents * fan.per_call as usize);
+        let _ = writeln!(s, "submit = \"task-run\"");
+        let _ = writeln!(s, "from = \"fan-out\"");
+        let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(body.max(0.001)));
     }
     Ok(Draft {
         toml: s,
         items: items.len() + ticked.len(),
         phases: phases.len(),
-        groups: groups.len() + usize::from(timer_group.is_some()),
+        groups: groups.len() + usize::from(timer_group.is_some()) + usize::from(calls.is_some()),
         span_ms,
     })
 }

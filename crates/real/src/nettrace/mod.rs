@@ -71,6 +71,7 @@ mod bytes;
 pub mod draft;
 mod error;
 pub mod events;
+pub mod fanout;
 pub mod infer;
 mod items;
 mod reader;

@@ -365,6 +365,7 @@ pub fn imported_run(t: &PoolTimeline, name: &str) -> ImportedRun {
         } else {
             vec![ITEMS_GROUP.to_string()]
         },
+        call_groups: Vec::new(),
         items,
         threads: lanes.records,
         probes: Vec::new(),

@@ -25,6 +25,8 @@
 //!   millisecond below (a `Timer`'s period is an int of ms). When the pool
 //!   kept up the callbacks ran on time and the bound is the period; behind
 //!   a starved pool it is above it by the least lateness over k.
+//! - callbacks that ended before their items did: one that waited for
+//!   them is a fan-out (`super::fanout`), not a timer;
 //! - a check that the firings are periodic at all: the last firing may not
 //!   come later than [`MAX_STRETCH`] times what the period gives (firings
 //!   at irregular times give a small bound and a long span).
@@ -62,9 +64,13 @@ pub struct TimerReading {
     pub bound_firing: usize,
 }
 
-/// Reads a periodic timer from `records` (see the module head); `workers`
-/// are the pool's threads. `None` when the items do not show one.
-pub fn read_timer(records: &[WorkItem], workers: &HashSet<u64>) -> Option<TimerReading> {
+/// The items each item queued while it ran (indices into `records`): an
+/// item queued by a pool thread was queued from the item that thread was
+/// running then. `workers` are the pool's threads.
+pub fn children_by_parent(
+    records: &[WorkItem],
+    workers: &HashSet<u64>,
+) -> HashMap<usize, Vec<usize>> {
     // Each pool thread's runs, by start.
     let mut runs: HashMap<u64, Vec<(i64, i64, usize)>> = HashMap::new();
     for (i, r) in records.iter().enumerate() {
@@ -77,8 +83,6 @@ pub fn read_timer(records: &[WorkItem], workers: &HashSet<u64>) -> Option<TimerR
     for list in runs.values_mut() {
         list.sort_unstable();
     }
-    // The item each pool-queued item was queued from: the one its thread
-    // was running then.
     let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
     for (i, r) in records.iter().enumerate() {
         let (Some(th), Some(at)) = (r.enqueue_thread, r.enqueued_ns) else {
@@ -97,13 +101,22 @@ pub fn read_timer(records: &[WorkItem], workers: &HashSet<u64>) -> Option<TimerR
             children.entry(parent).or_default().push(i);
         }
     }
+    children
+}
+
+/// Reads a periodic timer from `records` (see the module head); `workers`
+/// are the pool's threads. `None` when the items do not show one.
+pub fn read_timer(records: &[WorkItem], workers: &HashSet<u64>) -> Option<TimerReading> {
+    let children = children_by_parent(records, workers);
     // Callbacks: parents queued from outside the pool, by the thread that
-    // queued the most of them.
+    // queued the most of them. A callback queues and goes: an item that
+    // waited for what it queued is a fan-out (`super::fanout`).
     let mut by_thread: HashMap<u64, Vec<usize>> = HashMap::new();
-    for &p in children.keys() {
+    for (&p, kids) in &children {
         let r = &records[p];
         if let (Some(th), Some(_), Some(_)) = (r.enqueue_thread, r.enqueued_ns, r.dequeued_ns)
             && !workers.contains(&th)
+            && !super::fanout::waits_for(records, p, kids)
         {
             by_thread.entry(th).or_default().push(p);
         }

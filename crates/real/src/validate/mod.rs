@@ -278,6 +278,7 @@ mod tests {
             seed: 1,
             cores: 2,
             groups: vec!["g".into()],
+            call_groups: Vec::new(),
             items: starts
                 .iter()
                 .enumerate()

@@ -1,6 +1,8 @@
 //! A group's `body`: between one and `MAX_STEPS` steps, each doing one
 //! thing (`cpu_ms`, `spin_ms`, `busy_ms`, `sleep_ms`, `wait_ms`,
-//! `await_ms` or `"yield"`) for a duration that is not negative.
+//! `await_ms` or `"yield"`) for a duration that is not negative, or
+//! fanning out to another group's items (`fan_out`, by the group's name;
+//! the rules between the two groups are `group::check_fan_outs`).
 
 use std::ops::Range;
 
@@ -11,9 +13,11 @@ use crate::scenario::model::{MAX_STEPS, Step};
 use crate::scenario::raw::{Number, RawStep, RawStepTable, TimeUnit};
 use crate::time::SimDuration;
 
+/// The body at `path`; `names` are every group's names (for `fan_out`).
 pub(super) fn build_body(
     path: &str,
     b: &Spanned<Vec<Spanned<RawStep>>>,
+    names: &[String],
     r: &mut Report<'_>,
 ) -> Vec<Step> {
     let steps = b.get_ref();
@@ -42,7 +46,7 @@ pub(super) fn build_body(
         .enumerate()
         .filter_map(|(j, s)| match s.get_ref() {
             RawStep::Yield => Some(Step::Yield),
-            RawStep::Table(t) => build_step(&format!("{path}[{j}]"), s.span(), t, r),
+            RawStep::Table(t) => build_step(&format!("{path}[{j}]"), s.span(), t, names, r),
         })
         .collect()
 }
@@ -51,6 +55,7 @@ fn build_step(
     path: &str,
     span: Range<usize>,
     t: &RawStepTable,
+    names: &[String],
     r: &mut Report<'_>,
 ) -> Option<Step> {
     type Make = fn(SimDuration) -> Step;
@@ -70,13 +75,16 @@ fn build_step(
     if t.yield_.is_some() {
         given.push("yield");
     }
+    if t.fan_out.is_some() {
+        given.push("fan_out");
+    }
     match given.as_slice() {
         [] => {
             r.error(
                 span,
                 path,
                 Problem::new("an empty step").help(
-                    "a step is one of { cpu_ms = N }, { spin_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N } or \"yield\"",
+                    "a step is one of { cpu_ms = N }, { spin_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N }, { fan_out = \"group\" } or \"yield\"",
                 ),
             );
             None
@@ -93,6 +101,17 @@ fn build_step(
                         .help("remove the step, or write \"yield\" to yield"),
                 );
                 return None;
+            }
+            if let Some(f) = &t.fan_out {
+                return r.check(f, &format!("{path}.fan_out"), |name| {
+                    let choices: Vec<(&str, usize)> = names
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| (n.as_str(), i))
+                        .collect();
+                    crate::diagnostics::choose(name, &choices, "group")
+                        .map(|g| Step::FanOut { group: g as u32 })
+                });
             }
             let (key, value, make) = timed.iter().find(|(_, v, _)| v.is_some())?;
             let value = value.as_ref()?;
@@ -112,6 +131,8 @@ fn build_step(
                 .map(|k| {
                     if *k == "yield" {
                         "\"yield\"".to_string()
+                    } else if *k == "fan_out" {
+                        "{ fan_out = \"group\" }".to_string()
                     } else {
                         format!("{{ {k} = ... }}")
                     }

@@ -11,7 +11,7 @@ use super::body::build_body;
 use super::non_empty;
 use super::shape::{SUBMITS, check_shape};
 use crate::diagnostics::{Problem, Report, choose};
-use crate::scenario::model::{Arrival, Group, MAX_ITEMS, Origin, Submit};
+use crate::scenario::model::{Arrival, Group, MAX_ITEMS, Origin, Step, Submit};
 use crate::scenario::raw::{Number, RawGroup};
 use crate::time::{NANOS_PER_MS, SimDuration};
 
@@ -20,6 +20,8 @@ const ORIGINS: &[(&str, Origin)] = &[
     ("main", Origin::Main),
     ("pool", Origin::Pool),
     ("timer", Origin::Timer { per_tick: 1 }),
+    // `per_call` is set by `check_fan_outs`, once every body is read.
+    ("fan-out", Origin::FanOut { per_call: 0 }),
 ];
 
 /// Group `i`; `names` are every group's names, for `after`.
@@ -88,13 +90,16 @@ pub(super) fn build_group(
             );
             Vec::new()
         }
-        Some(b) => build_body(&format!("{path}.body"), b, r),
+        Some(b) => build_body(&format!("{path}.body"), b, names, r),
     };
     let (max_degree, throttle) = match shape {
         Some(shape) => check_shape(&path, shape, raw, r),
         None => (None, None),
     };
     let from = check_timer(&path, g, from, submit, &arrival, r);
+    if let Origin::FanOut { .. } = from {
+        check_fan_out_group(&path, g, submit, r);
+    }
     Group {
         name,
         count: count.map_or(1, |c| c.unsigned_abs()),
@@ -177,6 +182,118 @@ fn check_timer(
         );
     }
     Origin::Timer { per_tick }
+}
+
+/// A `from = "fan-out"` group: its items are queued by a `fan_out` step
+/// (`Task.Run` or `QueueUserWorkItem`), so it has no arrival.
+fn check_fan_out_group(path: &str, g: &Spanned<RawGroup>, submit: Submit, r: &mut Report<'_>) {
+    let raw = g.get_ref();
+    if let Some(a) = &raw.arrival {
+        r.error(
+            a.span(),
+            &format!("{path}.arrival"),
+            Problem::new(
+                "a fan-out group's items are queued by the `fan_out` step that names it: \
+                 it has no arrival of its own",
+            )
+            .help("remove `arrival`; the calls come when the items running the step reach it"),
+        );
+    }
+    if !matches!(submit, Submit::TaskRun | Submit::QueueUserWorkItem) {
+        let at = raw.submit.as_ref().map_or(g.span(), |s| s.span());
+        r.error(
+            at,
+            &format!("{path}.submit"),
+            Problem::new(format!(
+                "a fan-out step queues each call as a work item: `submit = \"{}\"` cannot go \
+                 with `from = \"fan-out\"`",
+                submit.name()
+            ))
+            .help("`submit = \"task-run\"` (the caller's local queue) or `submit = \"queue-user-work-item\"`"),
+        );
+    }
+}
+
+/// The rules between a `fan_out` step and the group it names: the group
+/// is `from = "fan-out"`, and its `count` is the same number of items for
+/// every call (the items of the groups whose bodies name it, once per
+/// step), which sets its `per_call`. A group that fans out to itself, or
+/// round a circle, can never meet that count: it is refused by the same
+/// rule.
+pub(super) fn check_fan_outs(raw: &[Spanned<RawGroup>], groups: &mut [Group], r: &mut Report<'_>) {
+    let mut calls = vec![0u64; groups.len()];
+    for (h, (g, rg)) in groups.iter().zip(raw).enumerate() {
+        for (j, step) in g.body.iter().enumerate() {
+            let Step::FanOut { group: target } = *step else {
+                continue;
+            };
+            let target = target as usize;
+            if matches!(groups[target].from, Origin::FanOut { .. }) {
+                calls[target] = calls[target].saturating_add(g.count);
+                continue;
+            }
+            let span = rg
+                .get_ref()
+                .body
+                .as_ref()
+                .and_then(|b| b.get_ref().get(j).map(|s| s.span()))
+                .unwrap_or(rg.span());
+            r.error(
+                span,
+                &format!("group[{h}].body[{j}].fan_out"),
+                Problem::new(format!(
+                    "`fan_out` names \"{}\", whose items arrive on their own: the group a step \
+                     fans out to has `from = \"fan-out\"`",
+                    groups[target].name
+                ))
+                .help(format!(
+                    "add `from = \"fan-out\"` to group \"{}\" (and remove its arrival)",
+                    groups[target].name
+                )),
+            );
+        }
+    }
+    for (i, (g, rg)) in groups.iter_mut().zip(raw).enumerate() {
+        let Origin::FanOut { per_call } = &mut g.from else {
+            continue;
+        };
+        let raw = rg.get_ref();
+        let n = calls[i];
+        if n == 0 {
+            let at = raw.from.as_ref().map_or(rg.span(), |f| f.span());
+            r.error(
+                at,
+                &format!("group[{i}].from"),
+                Problem::new(format!(
+                    "no step fans out to \"{}\": its items would never be queued",
+                    g.name
+                ))
+                .help(format!(
+                    "add `{{ fan_out = \"{}\" }}` to the body of the group whose items make the calls",
+                    g.name
+                )),
+            );
+            continue;
+        }
+        if g.count % n != 0 || g.count / n > u64::from(u32::MAX) {
+            let at = raw.count.as_ref().map_or(rg.span(), |c| c.span());
+            let each = (g.count / n).max(1);
+            r.error(
+                at,
+                &format!("group[{i}].count"),
+                Problem::new(format!(
+                    "{} items do not share evenly among the {n} fan-out calls that queue them",
+                    g.count
+                ))
+                .help(format!(
+                    "every call queues the same number: `count = {}` is {each} a call",
+                    each.saturating_mul(n)
+                )),
+            );
+            continue;
+        }
+        *per_call = (g.count / n) as u32;
+    }
 }
 
 pub(super) fn check_group_names(raw: &[Spanned<RawGroup>], groups: &[Group], r: &mut Report<'_>) {

@@ -356,3 +356,105 @@ fn a_timer_group_is_refused_what_a_timer_cannot_do() {
         assert!(all.contains(says), "{keys}: {all}");
     }
 }
+
+/// A gateway: 10 requests, each fanning out to `calls` (40 items: 4 a call).
+const FAN_OUT: &str = r#"
+[machine]
+cores = 2
+[pool]
+policy = "p"
+[[group]]
+name = "requests"
+count = 10
+arrival = { every_ms = 20 }
+body = [ { cpu_ms = 1 }, { fan_out = "calls" } ]
+[[group]]
+name = "calls"
+count = 40
+from = "fan-out"
+body = [ { wait_ms = 100 } ]
+"#;
+
+#[test]
+fn a_fan_out_names_its_calls_and_shares_them_evenly() {
+    let s = parse_scenario(FAN_OUT, "f.toml").unwrap();
+    assert_eq!(s.groups[0].body[1], Step::FanOut { group: 1 });
+    assert_eq!(s.groups[1].from, Origin::FanOut { per_call: 4 });
+    assert_eq!(s.call_groups(), [1]);
+    // Two fan-out steps in a body: each request makes two calls.
+    let twice = FAN_OUT.replace(
+        "{ fan_out = \"calls\" } ]",
+        "{ fan_out = \"calls\" }, { fan_out = \"calls\" } ]",
+    );
+    let s = parse_scenario(&twice, "f.toml").unwrap();
+    assert_eq!(s.groups[1].from, Origin::FanOut { per_call: 2 });
+}
+
+#[test]
+fn a_fan_out_that_cannot_be_run_says_why() {
+    for (from, to, path, says) in [
+        (
+            "fan_out = \"calls\"",
+            "fan_out = \"cals\"",
+            "group[0].body[1].fan_out",
+            "did you mean \"calls\"",
+        ),
+        (
+            "count = 40",
+            "count = 41",
+            "group[1].count",
+            "`count = 40` is 4 a call",
+        ),
+        (
+            "from = \"fan-out\"\n",
+            "",
+            "group[0].body[1].fan_out",
+            "whose items arrive on their own",
+        ),
+        (
+            "{ cpu_ms = 1 }, { fan_out = \"calls\" }",
+            "{ cpu_ms = 1 }",
+            "group[1].from",
+            "no step fans out to \"calls\"",
+        ),
+        (
+            "from = \"fan-out\"\n",
+            "from = \"fan-out\"\narrival = { at_ms = 0 }\n",
+            "group[1].arrival",
+            "no arrival of its own",
+        ),
+        (
+            "from = \"fan-out\"\n",
+            "from = \"fan-out\"\nsubmit = \"parallel-for\"\n",
+            "group[1].submit",
+            "cannot go with `from = \"fan-out\"`",
+        ),
+        // Fanning out to itself can never meet its count.
+        (
+            "body = [ { wait_ms = 100 } ]",
+            "body = [ { fan_out = \"calls\" } ]",
+            "group[1].count",
+            "do not share evenly",
+        ),
+        (
+            "{ fan_out = \"calls\" }",
+            "{ fan_out = \"calls\", cpu_ms = 2 }",
+            "group[0].body[1]",
+            "a step does one thing",
+        ),
+    ] {
+        let text = FAN_OUT.replacen(from, to, 1);
+        assert_ne!(text, FAN_OUT, "{from}");
+        let e = parse_scenario(&text, "f.toml").unwrap_err();
+        assert!(
+            e.diagnostics()
+                .all(|d| !d.path.as_deref().unwrap_or("").starts_with("machine"))
+        );
+        let d = e
+            .diagnostics()
+            .find(|d| d.path.as_deref() == Some(path))
+            .unwrap_or_else(|| panic!("no error at {path}: {e}"));
+        let all = format!("{} {}", d.message, d.help.clone().unwrap_or_default());
+        assert!(all.contains(says), "{path}: {all}");
+    }
+}

@@ -41,7 +41,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::policy::PolicyConfig;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Step};
 use crate::trace::Trace;
 
 use pool::Shared;
@@ -184,6 +184,17 @@ fn check_supported(scenario: &Scenario) -> Result<(), NativeError> {
              task-run, queue-user-work-item, when-all and new-thread only (simulate this one)",
             group.name,
             group.submit.name()
+        )));
+    }
+    if let Some(group) = scenario
+        .groups
+        .iter()
+        .find(|g| g.body.iter().any(|s| matches!(s, Step::FanOut { .. })))
+    {
+        return Err(NativeError::Unsupported(format!(
+            "group \"{}\" has a `fan_out` step, which the native pool does not run yet \
+             (simulate this one)",
+            group.name
         )));
     }
     Ok(())

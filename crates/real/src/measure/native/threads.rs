@@ -352,6 +352,7 @@ fn run_item<'a>(
                 g.add_timer(now + d, TimerAction::Resume(item), t);
                 return (g, WorkEnd::Suspended);
             }
+            Step::FanOut { .. } => unreachable!("check_supported refuses fan_out steps"),
             Step::Yield => {
                 // await Task.Yield(): the global queue (or the task's pair).
                 g.pool.item_step[i] = (pc + 1) as u32;
