@@ -112,7 +112,10 @@ fn humanize_serde_message(message: &str, path: Option<&str>) -> (String, Option<
             } else if expected == "an array" && last.starts_with("body") {
                 Some("a body is a list of steps: body = [ { sleep_ms = 100 }, \"yield\" ]".into())
             } else if expected.starts_with("\"yield\" or a step table") {
-                Some("a step is one of { cpu_ms = N }, { spin_ms = N }, { busy_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N } or \"yield\"".into())
+                Some(format!(
+                    "a step is one of {}",
+                    crate::scenario::model::STEP_FORMS
+                ))
             } else {
                 None
             };

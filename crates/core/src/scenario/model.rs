@@ -486,6 +486,10 @@ pub struct Probe {
     pub every: SimDuration,
 }
 
+/// Every form a step takes, as the loader's help lists them.
+pub const STEP_FORMS: &str = "{ cpu_ms = N }, { spin_ms = N }, { busy_ms = N }, { sleep_ms = N }, \
+     { wait_ms = N }, { await_ms = N }, { fan_out = \"group\" } or \"yield\"";
+
 impl Step {
     /// The step's duration, for the timed steps (all but `yield`).
     pub fn duration(&self) -> Option<SimDuration> {

@@ -26,7 +26,7 @@ pub(super) fn build_body(
             b.span(),
             path,
             Problem::new("a body needs at least one step")
-                .help("e.g. `body = [ { cpu_ms = 5 } ]`; steps: cpu_ms, spin_ms, sleep_ms, wait_ms, await_ms, \"yield\""),
+                .help("e.g. `body = [ { cpu_ms = 5 } ]`; steps: cpu_ms, spin_ms, busy_ms, sleep_ms, wait_ms, await_ms, fan_out, \"yield\""),
         );
         return Vec::new();
     }
@@ -83,9 +83,10 @@ fn build_step(
             r.error(
                 span,
                 path,
-                Problem::new("an empty step").help(
-                    "a step is one of { cpu_ms = N }, { spin_ms = N }, { sleep_ms = N }, { wait_ms = N }, { await_ms = N }, { fan_out = \"group\" } or \"yield\"",
-                ),
+                Problem::new("an empty step").help(format!(
+                    "a step is one of {}",
+                    crate::scenario::model::STEP_FORMS
+                )),
             );
             None
         }
