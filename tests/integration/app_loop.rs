@@ -202,7 +202,9 @@ fn the_ticker_draft_reads_its_timer() {
 /// 26, at the model's cliff: 25 meets the goal in 1 of 4 runs) holds in 3
 /// of the 10 real re-runs; in the other 7 the real pool collapsed as the
 /// recording did (42-45 s, 205-214 threads). The real cliff is higher
-/// than the model's (not found why; with 30 and 34, 6 of 6 runs each held,
+/// than the model's: a start-up stall of tiered compilation (not
+/// modelled) leaves a backlog that tips the real pool (README of the
+/// fixture; with 30 and 34, 6 of 6 runs each held,
 /// at 35-36 threads where the model holds 30-34, and two of the three
 /// re-runs that held had 35 and 36). When the model or the
 /// advice changes, this count says so.
