@@ -47,6 +47,26 @@ fn range(values: &serde_json::Value) -> (f64, f64) {
     (s.lo, s.hi)
 }
 
+/// The scenario `import --scenario` drafts from `app`'s recording: its
+/// text and the scenario it loads as.
+fn drafted(app: &str) -> (String, poolsim::scenario::Scenario) {
+    let dir = fixture(app);
+    let out_dir = std::env::temp_dir().join(format!("poolsim-{app}-{}", std::process::id()));
+    fs::create_dir_all(&out_dir).unwrap();
+    let toml = out_dir.join(format!("{app}.toml"));
+    let out = poolsim(&[
+        "import",
+        dir.join("recorded.nettrace").to_str().unwrap(),
+        "--scenario",
+        toml.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{app}: {out:?}");
+    let text = fs::read_to_string(&toml).unwrap();
+    let _ = fs::remove_dir_all(&out_dir);
+    let s = poolsim::scenario::load::parse_scenario(&text, &format!("{app}.toml")).unwrap();
+    (text, s)
+}
+
 /// The loop of one app: the replay check passes, the advice is the one
 /// the re-runs applied, and every re-run is inside the predicted range.
 fn closed_loop(app: &str) {
@@ -160,20 +180,7 @@ fn timer_driven_bursts() {
 /// callbacks allow), and nothing the timer thread queued left as a phase.
 #[test]
 fn the_ticker_draft_reads_its_timer() {
-    let dir = fixture("ticker");
-    let out_dir = std::env::temp_dir().join(format!("poolsim-ticker-{}", std::process::id()));
-    fs::create_dir_all(&out_dir).unwrap();
-    let toml = out_dir.join("ticker.toml");
-    let out = poolsim(&[
-        "import",
-        dir.join("recorded.nettrace").to_str().unwrap(),
-        "--scenario",
-        toml.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0));
-    let text = fs::read_to_string(&toml).unwrap();
-    let _ = fs::remove_dir_all(&out_dir);
-    let s = poolsim::scenario::load::parse_scenario(&text, "ticker.toml").unwrap();
+    let (text, s) = drafted("ticker");
     let timers: Vec<_> = s
         .groups
         .iter()
@@ -224,20 +231,7 @@ fn fan_out_gateway_known_miss() {
 /// completions the waits waited for are left out.
 #[test]
 fn the_fanout_draft_reads_its_calls() {
-    let dir = fixture("fanout");
-    let out_dir = std::env::temp_dir().join(format!("poolsim-fanout-{}", std::process::id()));
-    fs::create_dir_all(&out_dir).unwrap();
-    let toml = out_dir.join("fanout.toml");
-    let out = poolsim(&[
-        "import",
-        dir.join("recorded.nettrace").to_str().unwrap(),
-        "--scenario",
-        toml.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0));
-    let text = fs::read_to_string(&toml).unwrap();
-    let _ = fs::remove_dir_all(&out_dir);
-    let s = poolsim::scenario::load::parse_scenario(&text, "fanout.toml").unwrap();
+    let (text, s) = drafted("fanout");
     assert_eq!(s.groups.len(), 2, "{text}");
     assert_eq!(s.groups[0].count, 200);
     assert_eq!(
