@@ -64,6 +64,14 @@ fn a_request_ends_after_its_calls_and_its_thread_waits_for_them() {
     let s = metrics::summarize(&r.trace);
     // The latency is the requests': a call's is its caller's.
     assert!(s.latency_ms.p50 >= 95.0, "{:?}", s.latency_ms);
+    assert_eq!(s.calls_left_out, 800);
+    // And `run` says so beside the figures.
+    let lines = poolsim::output::summary_lines(&s, &r.outcome, &[]);
+    let latency = lines.iter().find(|l| l.starts_with("latency")).unwrap();
+    assert!(
+        latency.contains("the 800 fan-out calls are left out"),
+        "{latency}"
+    );
     let mut all = r.trace.clone();
     all.call_groups.clear();
     assert!(metrics::summarize(&all).latency_ms.p50 < s.latency_ms.p50);

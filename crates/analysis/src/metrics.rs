@@ -67,6 +67,11 @@ pub struct Summary {
     /// Finish minus queue time of each finished item: the latency a caller
     /// of the work item feels.
     pub latency_ms: Percentiles,
+    /// Finished items left out of `latency_ms`: a `fan_out` step's calls,
+    /// whose callers' latency covers them. Not in the JSON, whose fields
+    /// predate it.
+    #[serde(skip)]
+    pub calls_left_out: usize,
     /// Set when the percentiles above were computed from bucketed values
     /// (a run with more distinct delays than [`Distribution`] keeps
     /// exactly): their relative error bound. Absent when exact.
@@ -126,6 +131,7 @@ pub struct SummaryBuilder {
     last_end: Option<SimTime>,
     start_delay: Distribution,
     latency: Distribution,
+    calls_left_out: usize,
     starved: StarvedSpans,
     /// Per group: whether its items are a `fan_out` step's calls, left
     /// out of the latency (their caller's latency covers them).
@@ -160,7 +166,9 @@ impl SummaryBuilder {
         if i.finished != SimTime::MAX {
             self.finished += 1;
             self.last_end = Some(self.last_end.map_or(i.finished, |e| e.max(i.finished)));
-            if !self.calls.get(i.group as usize).copied().unwrap_or(false) {
+            if self.calls.get(i.group as usize).copied().unwrap_or(false) {
+                self.calls_left_out += 1;
+            } else {
                 self.latency.add(ms(i.finished) - ms(i.queued));
             }
         }
@@ -209,6 +217,7 @@ impl SummaryBuilder {
             makespan_ms,
             start_delay_ms: self.start_delay.percentiles(),
             latency_ms: self.latency.percentiles(),
+            calls_left_out: self.calls_left_out,
             approximate_percentiles: approximate.then_some(Distribution::RELATIVE_ERROR),
             threads_peak,
             // The program's main thread is not created by the pool.

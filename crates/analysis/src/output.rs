@@ -391,6 +391,18 @@ pub fn summary_lines(s: &Summary, outcome: &Outcome, sets: &[String]) -> Vec<Str
     }
     if s.finished == 0 {
         out.push("latency       - (no item finished)".to_string());
+    } else if s.calls_left_out > 0 {
+        // The fan-out calls' time is inside their callers' latency.
+        let of = if s.finished < s.items {
+            format!(", of the {} items that finished", s.finished)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "latency       {}   (queued -> finished{of}; the {} fan-out calls are left out: their callers wait for them)",
+            p(&s.latency_ms),
+            s.calls_left_out
+        ));
     } else if s.finished < s.items {
         out.push(format!(
             "latency       {}   (queued -> finished, of the {} items that finished)",

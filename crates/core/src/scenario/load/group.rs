@@ -11,7 +11,9 @@ use super::body::build_body;
 use super::non_empty;
 use super::shape::{SUBMITS, check_shape};
 use crate::diagnostics::{Problem, Report, choose};
-use crate::scenario::model::{Arrival, Group, MAX_ITEMS, Origin, Step, Submit};
+use crate::scenario::model::{
+    Arrival, Group, MAX_ITEMS, Origin, Step, Submit, Throttle, ThrottleKind,
+};
 use crate::scenario::raw::{Number, RawGroup};
 use crate::time::{NANOS_PER_MS, SimDuration};
 
@@ -98,7 +100,7 @@ pub(super) fn build_group(
     };
     let from = check_timer(&path, g, from, submit, &arrival, r);
     if let Origin::FanOut { .. } = from {
-        check_fan_out_group(&path, g, submit, r);
+        check_fan_out_group(&path, g, submit, throttle.as_ref(), r);
     }
     Group {
         name,
@@ -186,8 +188,33 @@ fn check_timer(
 
 /// A `from = "fan-out"` group: its items are queued by a `fan_out` step
 /// (`Task.Run` or `QueueUserWorkItem`), so it has no arrival.
-fn check_fan_out_group(path: &str, g: &Spanned<RawGroup>, submit: Submit, r: &mut Report<'_>) {
+fn check_fan_out_group(
+    path: &str,
+    g: &Spanned<RawGroup>,
+    submit: Submit,
+    throttle: Option<&Throttle>,
+    r: &mut Report<'_>,
+) {
     let raw = g.get_ref();
+    // The step queues its calls to the pool itself; a call that went to a
+    // ConcurrentExclusiveSchedulerPair would need the pair to tell the
+    // waiting caller when it ends, which is not modelled.
+    if let (Some(t), Some(at)) = (throttle, raw.throttle.as_ref())
+        && t.kind == ThrottleKind::ConcurrentExclusive
+    {
+        r.error(
+            at.span(),
+            &format!("{path}.throttle"),
+            Problem::new(
+                "a fan-out step queues its calls to the pool itself: a \
+                 `concurrent-exclusive` throttle cannot go on its calls' group",
+            )
+            .help(
+                "throttle the calls with `throttle = { kind = \"semaphore\", limit = N }` \
+                 (SemaphoreSlim around each call)",
+            ),
+        );
+    }
     if let Some(a) = &raw.arrival {
         r.error(
             a.span(),

@@ -429,6 +429,14 @@ fn a_fan_out_that_cannot_be_run_says_why() {
             "group[1].submit",
             "cannot go with `from = \"fan-out\"`",
         ),
+        // The step queues its calls itself: a pair's scheduler would not
+        // tell the caller when they end.
+        (
+            "from = \"fan-out\"\n",
+            "from = \"fan-out\"\nthrottle = { kind = \"concurrent-exclusive\", limit = 2 }\n",
+            "group[1].throttle",
+            "kind = \"semaphore\"",
+        ),
         // Fanning out to itself can never meet its count.
         (
             "body = [ { wait_ms = 100 } ]",
