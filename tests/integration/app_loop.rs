@@ -220,10 +220,10 @@ fn fan_out_gateway_known_miss() {
     let (reruns, misses) = check_loop("fanout");
     assert_eq!(reruns, 10);
     let collapsed = misses.iter().filter(|m| m.contains("makespan")).count();
-    assert_eq!(collapsed, 7, "{misses:#?}");
-    // The collapsed runs miss every figure; of the 3 that held, two have
-    // a thread or two more than the model's 30-34.
-    assert_eq!(misses.len(), 7 * 3 + 2, "{misses:#?}");
+    assert_eq!(collapsed, 5, "{misses:#?}");
+    // The collapsed runs miss every figure; of the 5 that held, one has a
+    // p99 of 143 ms (a start-up hiccup: the model's range is 90-127).
+    assert_eq!(misses.len(), 5 * 3 + 1, "{misses:#?}");
 }
 
 /// The gateway's draft: every request fans out to 4 calls of one blocking
@@ -232,19 +232,35 @@ fn fan_out_gateway_known_miss() {
 #[test]
 fn the_fanout_draft_reads_its_calls() {
     let (text, s) = drafted("fanout");
-    assert_eq!(s.groups.len(), 2, "{text}");
-    assert_eq!(s.groups[0].count, 200);
+    // The requests: the first four at their instants (the program's
+    // start-up sent them off its 20 ms grid: 15.3, 19.7, 32.5 and 7.6 ms
+    // apart), then the steady stream; then the calls.
+    assert_eq!(s.groups.len(), 6, "{text}");
+    let (requests, calls) = s.groups.split_at(5);
+    let at: Vec<f64> = requests[..4]
+        .iter()
+        .map(|g| match g.arrival {
+            poolsim::scenario::Arrival::At(t) => t.as_ms_f64(),
+            ref other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(at, [0.0, 15.285, 34.986, 67.47], "{text}");
+    assert!(requests[..4].iter().all(|g| g.count == 1));
+    assert_eq!(requests[4].count, 196);
+    for g in requests {
+        assert_eq!(
+            g.body,
+            [poolsim::scenario::Step::FanOut { group: 5 }],
+            "{text}"
+        );
+    }
+    let calls = &calls[0];
+    assert_eq!(calls.count, 800);
     assert_eq!(
-        s.groups[0].body,
-        [poolsim::scenario::Step::FanOut { group: 1 }],
-        "{text}"
-    );
-    assert_eq!(s.groups[1].count, 800);
-    assert_eq!(
-        s.groups[1].from,
+        calls.from,
         poolsim::scenario::Origin::FanOut { per_call: 4 }
     );
-    match s.groups[1].body[..] {
+    match calls.body[..] {
         [poolsim::scenario::Step::Wait(d)] => {
             let ms = d.as_ms_f64();
             assert!((100.0..=103.0).contains(&ms), "call {ms} ms");

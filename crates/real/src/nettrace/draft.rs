@@ -43,7 +43,9 @@
 //!   a phase items whose pool times are within 5 % (plus 0.5 ms) of the
 //!   shortest of them share one group and one body, their mean; a group
 //!   arrives at once (`at_ms`) when its arrivals span at most 1 ms, else
-//!   evenly (`every_ms`) over their span;
+//!   evenly (`every_ms`) over their span, save a steady stream's
+//!   start-up lead ([`start_up_lead`]): its first arrivals off the grid
+//!   are kept at their instants, one `at_ms` group each;
 //! - submission: `queue-user-work-item` from outside the pool (the events
 //!   do not say which API queued an item; items queued by pool threads
 //!   are counted in the header);
@@ -177,6 +179,54 @@ struct Group {
     phase: usize,
     arrivals: Vec<f64>,
     body_ms: f64,
+    /// One arrival of a steady stream's start-up lead ([`start_up_lead`]),
+    /// kept at its instant.
+    lead: bool,
+}
+
+/// Fewest arrivals of a group read for a start-up lead.
+pub const LEAD_MIN_ARRIVALS: usize = 10;
+/// Most arrivals a start-up lead holds.
+pub const LEAD_MAX: usize = 16;
+/// A gap off the stream's period by more than this fraction of it is off
+/// the grid.
+pub const LEAD_TOLERANCE: f64 = 0.10;
+/// The stream after its lead is steady: at least this share of its gaps
+/// on the grid.
+pub const LEAD_STEADY_SHARE: f64 = 0.9;
+
+/// How many of a steady stream's first arrivals (ms, sorted) came off its
+/// grid: a program's sends are late while it starts (the JIT compiles the
+/// code that sends them, on the thread that sends them), and a late send
+/// followed by one on time puts two requests close together, which tips
+/// a pool near its edge. Measured on `examples/apps/fanout.cs` on .NET 8
+/// (every 20 ms): one send 9 to 19 ms late among the first four in every
+/// run with tiered compilation, none without it. The lead runs to the
+/// last of the first [`LEAD_MAX`] gaps off the median gap by more than
+/// [`LEAD_TOLERANCE`]; 0 when the group is short, a burst, or not steady
+/// after its lead ([`LEAD_STEADY_SHARE`]).
+pub fn start_up_lead(arrivals: &[f64]) -> usize {
+    if arrivals.len() < LEAD_MIN_ARRIVALS {
+        return 0;
+    }
+    let gaps: Vec<f64> = arrivals.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut sorted = gaps.clone();
+    sorted.sort_by(f64::total_cmp);
+    let period = sorted[sorted.len() / 2];
+    if period <= AT_ONCE_MS {
+        return 0;
+    }
+    let off = |g: f64| (g - period).abs() > LEAD_TOLERANCE * period;
+    let Some(last) = gaps.iter().take(LEAD_MAX).rposition(|&g| off(g)) else {
+        return 0;
+    };
+    let rest = &gaps[last + 1..];
+    let steady = rest.iter().filter(|&&g| !off(g)).count();
+    if rest.len() + 1 < LEAD_MIN_ARRIVALS || (steady as f64) < LEAD_STEADY_SHARE * rest.len() as f64
+    {
+        return 0;
+    }
+    last + 1
 }
 
 pub(super) fn ms(ns: i64) -> f64 {
@@ -423,6 +473,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
                 phase: k + 1,
                 arrivals,
                 body_ms: body,
+                lead: false,
             });
             continue;
         }
@@ -446,9 +497,43 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
                 phase: k + 1,
                 arrivals,
                 body_ms: mean,
+                lead: false,
             });
             start = end;
         }
+    }
+    // A steady stream's start-up lead: its first arrivals at their
+    // instants, the rest evenly spaced from the first on the grid.
+    let mut leads: Vec<(usize, Vec<f64>, f64)> = Vec::new();
+    if poisson.is_none() {
+        let mut split = Vec::with_capacity(groups.len());
+        for g in groups {
+            let lead = start_up_lead(&g.arrivals);
+            if lead == 0 {
+                split.push(g);
+                continue;
+            }
+            let gaps = g.arrivals[..=lead]
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .collect();
+            let rest = &g.arrivals[lead..];
+            let period = (rest[rest.len() - 1] - rest[0]) / (rest.len() - 1) as f64;
+            leads.push((g.phase, gaps, period));
+            for &a in &g.arrivals[..lead] {
+                split.push(Group {
+                    phase: g.phase,
+                    arrivals: vec![a],
+                    body_ms: g.body_ms,
+                    lead: true,
+                });
+            }
+            split.push(Group {
+                arrivals: g.arrivals[lead..].to_vec(),
+                ..g
+            });
+        }
+        groups = split;
     }
     groups.sort_by(|a, b| a.arrivals[0].total_cmp(&b.arrivals[0]));
 
@@ -682,6 +767,20 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
             phases.len(),
             num(gap)
         );
+        for (phase, gaps, period) in &leads {
+            let list: Vec<String> = gaps.iter().map(|g| num(*g)).collect();
+            let _ = writeln!(
+                s,
+                "# - phase {phase} starts off its grid: its first arrivals came {} ms apart where \
+                 the steady stream after them keeps {} ms, so the first {} are kept at their \
+                 instants (`at_ms`, groups \"phase {phase} start N\"): a program is slow to \
+                 send while it starts (the JIT compiles the sending code on the sending thread), \
+                 and two sends close together can tip a pool near its edge.",
+                list.join(", "),
+                num(*period),
+                gaps.len()
+            );
+        }
     }
     let _ = writeln!(
         s,
@@ -758,12 +857,15 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
         );
         let _ = writeln!(s, "body = [ {{ {step} = {} }} ]", num(body.max(0.001)));
     }
-    let per_phase = |p: usize| groups.iter().filter(|g| g.phase == p).count();
-    let mut seen: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let per_phase = |p: usize| groups.iter().filter(|g| g.phase == p && !g.lead).count();
+    let mut seen: std::collections::HashMap<(usize, bool), usize> =
+        std::collections::HashMap::new();
     for g in &groups {
-        let n = seen.entry(g.phase).or_insert(0);
+        let n = seen.entry((g.phase, g.lead)).or_insert(0);
         *n += 1;
-        let name = if per_phase(g.phase) > 1 {
+        let name = if g.lead {
+            format!("phase {} start {}", g.phase, n)
+        } else if per_phase(g.phase) > 1 {
             format!("phase {} part {}", g.phase, n)
         } else {
             format!("phase {}", g.phase)
@@ -871,5 +973,34 @@ mod tests {
             None
         );
         assert_eq!(poisson_rate(&[5.0; 100]), None);
+    }
+
+    #[test]
+    fn a_steady_stream_keeps_its_late_start_and_nothing_else_does() {
+        // The recording of examples/apps/fanout.cs: sends every 20 ms, the
+        // fourth 12.5 ms late and the fifth on time.
+        let mut fanout = vec![0.0, 15.285, 34.986, 67.47, 75.023];
+        fanout.extend((1..196).map(|i| 75.023 + 20.0 * i as f64));
+        assert_eq!(start_up_lead(&fanout), 4);
+        // On the grid from the start, or off it only by a little.
+        let even: Vec<f64> = (0..200).map(|i| i as f64 * 20.0).collect();
+        assert_eq!(start_up_lead(&even), 0);
+        let mut near = even.clone();
+        near[3] += 1.5;
+        assert_eq!(start_up_lead(&near), 0);
+        // A late send past the first 16 gaps is not the start-up.
+        let mut mid = even.clone();
+        mid[40] += 12.0;
+        assert_eq!(start_up_lead(&mid), 0);
+        // Irregular throughout: no steady stream to lead into.
+        let jagged: Vec<f64> = (0..200)
+            .map(|i| i as f64 * 20.0 + if i % 3 == 0 { 7.0 } else { 0.0 })
+            .collect();
+        assert_eq!(start_up_lead(&jagged), 0);
+        // Too short to tell, and bursts queued at once.
+        assert_eq!(start_up_lead(&fanout[..9]), 0);
+        assert_eq!(start_up_lead(&[5.0; 50]), 0);
+        // Poisson traffic is drafted as such before this rule is asked.
+        assert_eq!(start_up_lead(&poisson(600, 100.0, 1)), 0);
     }
 }
