@@ -312,6 +312,13 @@ pub fn print_distribution(d: &DistributionReport) {
         "peak threads, model median vs measured median: {:.0} vs {:.0}",
         d.threads_peak.simulated, d.threads_peak.measured
     );
+    println!(
+        "thread-count curve, measured runs vs the model's median curve: {:.1} threads apart on \
+         average (median over the runs; within {:.1}: {}; reported, not checked)",
+        d.threads_curve_distance,
+        d.threads_curve_tolerance,
+        if d.threads_curve_within { "yes" } else { "no" }
+    );
     match d.width_ratio {
         Some(r) => {
             println!("model p5-p95 width / measured min-max width: {r:.2} (reported, not checked)")

@@ -70,7 +70,7 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
             }
         );
         println!(
-            "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5} {:>8}  result",
+            "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>8} {:>9} {:>5} {:>8} {:>8}  result",
             "scenario",
             "items",
             "cores",
@@ -80,7 +80,8 @@ pub fn run(args: &ValidateArgs) -> Result<(), Failure> {
             "median",
             "offsets",
             "KS D",
-            "p99 lat"
+            "p99 lat",
+            "curve"
         );
     }
     let mut reports: Vec<DistributionReport> = Vec::new();
@@ -349,7 +350,7 @@ fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
         .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
     let med = poolsim::validate::distribution::median_of(m);
     println!(
-        "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2} {:>7.1}%  {}",
+        "{:<16} {:>5} {:>5} {:>22} {:>28} {:>6} {:>7.1}% {:>6.0} ms {:>5.2} {:>7.1}% {:>8}  {}",
         stem(g),
         items,
         cores,
@@ -360,6 +361,12 @@ fn print_row(g: &Generated, r: &DistributionReport, items: u64, cores: u32) {
         r.offset_error_ms,
         r.ks.d,
         r.latency_p99_ms.error() * 100.0,
+        // Threads apart on average, `*` beyond the tolerance.
+        format!(
+            "{:.1}{}",
+            r.threads_curve_distance,
+            if r.threads_curve_within { " " } else { "*" }
+        ),
         if r.pass { "pass" } else { "FAIL" }
     );
 }
@@ -403,6 +410,12 @@ fn print_summary(s: &SetSummary, failed: &[(String, i32)], hung: &[Hung], pass: 
         s.scenarios,
         s.median_abs_latency_p99_error * 100.0,
         s.median_abs_peak_error
+    );
+    println!(
+        "thread-count curve (column `curve`: threads apart on average, each measured run \
+         against the model's median curve), within max(1.5, 20 % of the peak) threads: {} of {} \
+         scenarios (reported, not checked)",
+        s.threads_curve_within, s.scenarios
     );
     if s.misses_over_10_percent.is_empty() {
         println!("no scenario's median misses by more than 10 %");

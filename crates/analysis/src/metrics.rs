@@ -458,6 +458,51 @@ pub fn first_queued(t: &Trace) -> SimTime {
         .unwrap_or(SimTime::ZERO)
 }
 
+/// A run's worker-thread count over time, in ms from its first
+/// submission: a step function (what `validate` compares curve with
+/// curve).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadCurve(Vec<(f64, u32)>);
+
+impl ThreadCurve {
+    /// The count changes of `t`, from its first submission.
+    pub fn of(t: &Trace) -> Self {
+        let origin = first_queued(t).as_ms_f64();
+        ThreadCurve(
+            t.counts
+                .iter()
+                .map(|c| (c.at.as_ms_f64() - origin, c.threads))
+                .collect(),
+        )
+    }
+
+    /// From (ms, threads) changes in time order.
+    pub fn from_changes(changes: Vec<(f64, u32)>) -> Self {
+        ThreadCurve(changes)
+    }
+
+    /// The count at `at_ms` (0 before the first change).
+    pub fn at(&self, at_ms: f64) -> u32 {
+        match self.0.partition_point(|&(t, _)| t <= at_ms) {
+            0 => 0,
+            k => self.0[k - 1].1,
+        }
+    }
+
+    /// The mean |self − other| over `points` instants spread evenly over
+    /// `[0, span_ms]`, threads.
+    pub fn distance(&self, other: &ThreadCurve, span_ms: f64, points: usize) -> f64 {
+        let points = points.max(1);
+        (0..points)
+            .map(|k| {
+                let at = span_ms * (k as f64 + 0.5) / points as f64;
+                (f64::from(self.at(at)) - f64::from(other.at(at))).abs()
+            })
+            .sum::<f64>()
+            / points as f64
+    }
+}
+
 /// Every finished item's start, in ms from the run's first submission,
 /// sorted (what `validate` compares quantile by quantile).
 pub fn start_offsets_ms(t: &Trace) -> Vec<f64> {

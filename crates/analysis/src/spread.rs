@@ -123,6 +123,10 @@ pub struct RunFigures {
     /// (kept only by [`spread_with_offsets`]).
     #[serde(skip)]
     pub start_offsets_ms: Vec<f64>,
+    /// The run's worker-thread count over time (kept only by
+    /// [`spread_with_offsets`]).
+    #[serde(skip)]
+    pub thread_curve: crate::metrics::ThreadCurve,
 }
 
 /// The outcomes of `runs` seeds.
@@ -200,8 +204,8 @@ pub fn spread(
 }
 
 /// [`spread`] with the arrivals held (validation: the real runs replay one
-/// plan), keeping every run's sorted start offsets (for comparing
-/// distributions with measured runs).
+/// plan), keeping every run's sorted start offsets and thread-count curve
+/// (for comparing distributions with measured runs).
 pub fn spread_with_offsets(
     scenario: &Scenario,
     policy: &PolicyConfig,
@@ -237,6 +241,11 @@ fn spread_runs(
                     crate::metrics::start_offsets_ms(&r.trace)
                 } else {
                     Vec::new()
+                },
+                thread_curve: if keep_offsets {
+                    crate::metrics::ThreadCurve::of(&r.trace)
+                } else {
+                    crate::metrics::ThreadCurve::default()
                 },
             }
         })
@@ -317,6 +326,7 @@ mod tests {
             threads_peak,
             latency_ms: [0.0; 3],
             start_offsets_ms: Vec::new(),
+            thread_curve: Default::default(),
         }
     }
 

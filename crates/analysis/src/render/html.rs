@@ -1531,6 +1531,7 @@ mod tests {
                         threads_peak,
                         latency_ms: [0.0; 3],
                         start_offsets_ms: Vec::new(),
+                        thread_curve: Default::default(),
                     },
                 )
                 .collect(),

@@ -15,7 +15,11 @@
 //! - reported, not checked: what a service owner reads, the latency
 //!   (queued → finished) p50, p95 and p99 and the peak of threads, each as
 //!   the simulated median against the measured median (the relative error
-//!   of each quantile, and whether p99 is within [`LATENCY_P99_TOLERANCE`]);
+//!   of each quantile, and whether p99 is within [`LATENCY_P99_TOLERANCE`]),
+//!   and the thread-count curve: each measured run's against the model's
+//!   median curve over the seeds ([`median_curve_distance`]), within
+//!   max(1.5 threads, 20 % of the measured median peak) on average, the
+//!   one-run comparison's tolerance;
 //!   the two-sample Kolmogorov–Smirnov statistic of
 //!   the makespans with its asymptotic p-value, and the simulated p5–p95
 //!   width against the measured min–max width (a range that covers only
@@ -29,7 +33,7 @@
 use serde::Serialize;
 
 use super::{Check, median, start_offsets_ms};
-use crate::metrics;
+use crate::metrics::{self, ThreadCurve};
 use crate::spread::{OutcomeShare, Quantiles, Spread};
 use crate::trace::Trace;
 
@@ -70,6 +74,12 @@ pub struct DistTolerances {
     pub offset_ms: f64,
     /// Start-offset tolerance as a share of the measured median makespan.
     pub offset_share: f64,
+    /// Floor of the thread-curve tolerance, threads (as the one-run
+    /// comparison's [`Tolerances`](super::Tolerances)).
+    pub curve_threads: f64,
+    /// Thread-curve tolerance as a share of the measured median peak, when
+    /// larger.
+    pub curve_share: f64,
 }
 
 impl Default for DistTolerances {
@@ -79,6 +89,8 @@ impl Default for DistTolerances {
             median_rel: 0.05,
             offset_ms: 100.0,
             offset_share: 0.05,
+            curve_threads: 1.5,
+            curve_share: 0.20,
         }
     }
 }
@@ -158,6 +170,27 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     v[rank.clamp(1, v.len()) - 1]
 }
 
+/// Instants over a run at which its thread count is compared with the
+/// simulated runs'.
+pub const CURVE_POINTS: usize = 200;
+
+/// The mean |measured − median of `sim`| over [`CURVE_POINTS`] instants
+/// spread evenly over `[0, span_ms]`, threads (`measured` itself when there
+/// is no simulated run).
+pub fn median_curve_distance(sim: &[&ThreadCurve], measured: &ThreadCurve, span_ms: f64) -> f64 {
+    let mut at_k: Vec<f64> = Vec::with_capacity(sim.len());
+    (0..CURVE_POINTS)
+        .map(|k| {
+            let at = span_ms * (k as f64 + 0.5) / CURVE_POINTS as f64;
+            at_k.clear();
+            at_k.extend(sim.iter().map(|c| f64::from(c.at(at))));
+            let model = median(at_k.clone());
+            (f64::from(measured.at(at)) - model).abs()
+        })
+        .sum::<f64>()
+        / CURVE_POINTS as f64
+}
+
 /// Everything the distribution checks found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DistributionReport {
@@ -195,6 +228,15 @@ pub struct DistributionReport {
     pub latency_p95_ms: MedianPair,
     pub latency_p99_ms: MedianPair,
     pub threads_peak: MedianPair,
+    /// The thread-count curve: over the measured runs, the median of the
+    /// mean |measured − simulated median| threads, the simulated median
+    /// taken over the completed seeds at each of [`CURVE_POINTS`] instants
+    /// of the run (reported, not checked).
+    pub threads_curve_distance: f64,
+    /// max(curve floor, curve share × the measured median peak).
+    pub threads_curve_tolerance: f64,
+    /// `threads_curve_distance` ≤ `threads_curve_tolerance`.
+    pub threads_curve_within: bool,
     /// |p99 error| ≤ [`LATENCY_P99_TOLERANCE`].
     pub latency_p99_within: bool,
     pub checks: Vec<Check>,
@@ -277,6 +319,21 @@ pub fn compare_distributions(
     let threads_peak = pair(&|r| f64::from(r.threads_peak), &|s| {
         f64::from(s.threads_peak)
     });
+    // The thread-count curves: each measured run's against the model's
+    // median curve, over the longer of the run and the median makespan.
+    let sim_curves: Vec<&ThreadCurve> = done.iter().map(|r| &r.thread_curve).collect();
+    let threads_curve_distance = median(
+        measured
+            .iter()
+            .zip(&makespans)
+            .map(|(t, &mk)| {
+                median_curve_distance(&sim_curves, &ThreadCurve::of(t), mk.max(q.p50).max(1.0))
+            })
+            .collect(),
+    );
+    let threads_curve_tolerance = tol
+        .curve_threads
+        .max(tol.curve_share * median(peaks.iter().map(|&p| f64::from(p)).collect()));
     let outside = (makespans.len() - covered) as f64;
     let checks = vec![
         Check {
@@ -332,6 +389,9 @@ pub fn compare_distributions(
         latency_p99_within: latency_p99_ms.error().abs() <= LATENCY_P99_TOLERANCE,
         latency_p99_ms,
         threads_peak,
+        threads_curve_distance,
+        threads_curve_tolerance,
+        threads_curve_within: threads_curve_distance <= threads_curve_tolerance,
         pass: !measured.is_empty() && sim.incomplete == 0 && checks.iter().all(|c| c.pass),
         checks,
     }
@@ -367,6 +427,9 @@ pub struct SetSummary {
     /// Median over the scenarios of |simulated − measured median peak of
     /// threads|.
     pub median_abs_peak_error: f64,
+    /// Scenarios whose thread-count curve is within its tolerance
+    /// ([`DistributionReport::threads_curve_within`]).
+    pub threads_curve_within: usize,
 }
 
 /// Sums up the reports of a set.
@@ -412,6 +475,7 @@ pub fn summarize_set(reports: &[DistributionReport]) -> SetSummary {
                 .map(|r| (r.threads_peak.simulated - r.threads_peak.measured).abs())
                 .collect(),
         ),
+        threads_curve_within: reports.iter().filter(|r| r.threads_curve_within).count(),
     }
 }
 
@@ -458,6 +522,28 @@ mod tests {
             measured: 0.0,
         };
         assert_eq!(from_zero.error(), 1.0);
+    }
+
+    #[test]
+    fn a_measured_curve_is_compared_with_the_model_s_median_curve() {
+        // Three model runs: 4 threads from 0 ms, then 8 from 50, 60 or
+        // 500 ms; the median run rises at 60 ms.
+        let model: Vec<ThreadCurve> = [50.0, 60.0, 500.0]
+            .iter()
+            .map(|&up| ThreadCurve::from_changes(vec![(0.0, 4), (up, 8)]))
+            .collect();
+        let sim: Vec<&ThreadCurve> = model.iter().collect();
+        let same = ThreadCurve::from_changes(vec![(0.0, 4), (60.0, 8)]);
+        assert!(median_curve_distance(&sim, &same, 100.0) < 1e-9);
+        // Rising 20 ms later is 4 threads apart over a fifth of the span.
+        let late = ThreadCurve::from_changes(vec![(0.0, 4), (80.0, 8)]);
+        let d = median_curve_distance(&sim, &late, 100.0);
+        assert!((d - 0.8).abs() < 0.05, "{d}");
+        // Two threads more throughout.
+        let more = ThreadCurve::from_changes(vec![(0.0, 6), (60.0, 10)]);
+        assert!((median_curve_distance(&sim, &more, 100.0) - 2.0).abs() < 1e-9);
+        // Before the first change a curve has no thread.
+        assert_eq!(ThreadCurve::from_changes(vec![(10.0, 3)]).at(5.0), 0);
     }
 
     #[test]

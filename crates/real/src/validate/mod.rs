@@ -17,9 +17,12 @@ use serde::Serialize;
 
 pub mod distribution;
 
-use crate::metrics::{self, Percentiles};
+use crate::metrics::{self, Percentiles, ThreadCurve};
 use crate::time::SimTime;
 use crate::trace::Trace;
+
+/// Instants at which two thread-count curves are compared.
+pub const CURVE_POINTS: usize = 2000;
 
 /// The tolerances a model must meet (makespan within 10 %, start
 /// offsets within 100 ms or 5 % of the makespan, whichever is larger).
@@ -97,22 +100,6 @@ fn offsets_by_group(t: &Trace) -> Vec<Vec<(f64, f64)>> {
     by_group
 }
 
-/// The thread count at `at_ms` from the run's origin (a step function).
-fn threads_at(counts: &[(f64, u32)], at_ms: f64) -> u32 {
-    match counts.partition_point(|&(t, _)| t <= at_ms) {
-        0 => 0,
-        k => counts[k - 1].1,
-    }
-}
-
-fn count_curve(t: &Trace) -> Vec<(f64, u32)> {
-    let origin = first_queued(t).as_ms_f64();
-    t.counts
-        .iter()
-        .map(|c| (c.at.as_ms_f64() - origin, c.threads))
-        .collect()
-}
-
 /// Compares a simulated trace with one measured trace of the same scenario.
 pub fn compare(sim: &Trace, measured: &Trace) -> Comparison {
     let s = metrics::summarize(sim);
@@ -126,16 +113,8 @@ pub fn compare(sim: &Trace, measured: &Trace) -> Comparison {
             end_err.push((x.1 - y.1).abs());
         }
     }
-    let (ca, cb) = (count_curve(sim), count_curve(measured));
     let span = s.makespan_ms.max(m.makespan_ms).max(1.0);
-    const POINTS: usize = 2000;
-    let distance = (0..POINTS)
-        .map(|k| {
-            let at = span * (k as f64 + 0.5) / POINTS as f64;
-            (f64::from(threads_at(&ca, at)) - f64::from(threads_at(&cb, at))).abs()
-        })
-        .sum::<f64>()
-        / POINTS as f64;
+    let distance = ThreadCurve::of(sim).distance(&ThreadCurve::of(measured), span, CURVE_POINTS);
     Comparison {
         makespan_sim_ms: s.makespan_ms,
         makespan_measured_ms: m.makespan_ms,
