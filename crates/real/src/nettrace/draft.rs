@@ -279,11 +279,7 @@ fn program_mask(
 ) -> Vec<bool> {
     let records = &t.items.records;
     let cooperative = cooperative_raises(t) > 0;
-    let submitter = records
-        .iter()
-        .filter(|r| r.enqueued_ns.is_some())
-        .min_by_key(|r| r.enqueued_ns)
-        .and_then(|r| r.enqueue_thread);
+    let submitter = super::items::submitter(records);
     let mut mask: Vec<bool> = records
         .iter()
         .map(|r| !cooperative || r.enqueue_thread == submitter)

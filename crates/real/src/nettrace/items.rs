@@ -93,6 +93,19 @@ impl WorkItem {
     }
 }
 
+/// The thread that queued the first item: the program's submitter (its
+/// main loop, or whatever sends its requests), as the draft reads it.
+/// Items other threads queued from outside the pool are the runtime's
+/// (the timer thread's queues and callbacks, I/O completions) when the
+/// program's waits show.
+pub fn submitter(records: &[WorkItem]) -> Option<u64> {
+    records
+        .iter()
+        .filter(|r| r.enqueued_ns.is_some())
+        .min_by_key(|r| r.enqueued_ns)
+        .and_then(|r| r.enqueue_thread)
+}
+
 /// Queue length from `time_ns` on (a step series).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct QueueLengthPoint {
