@@ -193,3 +193,24 @@ fn a_trace_with_items_is_replayed_and_checked_before_the_advice() {
     let i = advice["recommended"].as_u64().unwrap() as usize;
     assert_eq!(advice["remedies"][i]["trial"]["value"], 20);
 }
+
+/// A file given to the wrong kind of command says which commands read it:
+/// a trace to `run` (not "save it as UTF-8"), a scenario to `import`.
+#[test]
+fn a_trace_and_a_scenario_handed_to_the_other_command_say_where_they_go() {
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/nettrace/net8-items.nettrace");
+    let out = poolsim(&["run", trace.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("this is a .nettrace trace"), "{err}");
+    assert!(err.contains("poolsim advise FILE"), "{err}");
+    assert!(!err.contains("UTF-8"), "{err}");
+    let scenario =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/example-mixed.toml");
+    let out = poolsim(&["import", scenario.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("it starts with text"), "{err}");
+    assert!(err.contains("poolsim run FILE"), "{err}");
+}

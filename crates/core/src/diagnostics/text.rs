@@ -47,6 +47,21 @@ pub fn text_of_bytes(bytes: Vec<u8>, file: &str) -> Result<String, LoadError> {
         .in_file(file)
         .into());
     }
+    // A trace handed to a command that takes a scenario: say which
+    // commands read traces, not "save it as UTF-8".
+    if bytes.starts_with(b"Nettrace") {
+        return Err(LoadError::new(
+            Diagnostic::new(
+                "this is a .nettrace trace (an EventPipe recording), not a scenario or policy file",
+            )
+            .in_file(file)
+            .with_help(
+                "`poolsim import FILE` shows what the real pool did in it, \
+                 `poolsim advise FILE` drafts a scenario from it and finds a setting, \
+                 `poolsim import FILE --scenario OUT.toml` writes the draft for `run`",
+            ),
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let prefix = String::from_utf8_lossy(e.as_bytes().get(..valid).unwrap_or(&[])).into_owned();
@@ -67,6 +82,15 @@ pub fn text_of_bytes(bytes: Vec<u8>, file: &str) -> Result<String, LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trace_is_named_as_one() {
+        let mut bytes = b"Nettrace".to_vec();
+        bytes.extend([20, 0, 0, 0, 0xEA, 0xFF]);
+        let e = text_of_bytes(bytes, "app.nettrace").unwrap_err();
+        assert!(e.message().contains(".nettrace trace"), "{e}");
+        assert!(format!("{e}").contains("poolsim advise FILE"), "{e}");
+    }
 
     #[test]
     fn bytes_become_text_only_within_the_size_cap() {

@@ -788,9 +788,19 @@ fn read_prologue<R: BufRead>(src: &mut Source<R>) -> Result<TraceInfo, NetTraceE
                     .into(),
             });
         }
+        // Text where the magic should be: most likely a scenario.
+        let text = magic
+            .iter()
+            .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace());
         return Err(NetTraceError::format(
             0,
-            "not a .nettrace file (it does not start with 'Nettrace')",
+            if text {
+                "not a .nettrace file (it does not start with 'Nettrace'; it starts with text: \
+                 for a scenario, `poolsim run FILE` replays it and `poolsim advise FILE` finds a \
+                 setting for it)"
+            } else {
+                "not a .nettrace file (it does not start with 'Nettrace')"
+            },
         ));
     }
     let len = src.i32("the serialization header")?;
