@@ -37,6 +37,13 @@
 //!   only hold work back: without a goal on the items' times it would
 //!   "meet" a starvation goal with a limit of 1, so it is searched only
 //!   against one.
+//! - **a pair's scheduler for the blocking work** (the same goals): the
+//!   smallest `ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, n)`
+//!   whose concurrent scheduler starts the blocking groups' items,
+//!   meeting the goal (searched as the semaphore is). The pair runs at
+//!   most `n` of them at once on pool threads and keeps the rest in its
+//!   own queue, without a thread (a fan-out's calls are left out: the
+//!   calling item queues them itself).
 //! - **await instead of blocking**: every `Task.Delay(d).Wait()` and
 //!   `Thread.Sleep(d)` step awaited instead (the code change that removes
 //!   the cause).
@@ -98,6 +105,9 @@ pub enum RemedyKind {
     BlockingWithoutDelay,
     /// `SemaphoreSlim(n)` around the blocking groups' bodies.
     Throttle,
+    /// The blocking groups' items started on a
+    /// `ConcurrentExclusiveSchedulerPair`'s concurrent scheduler of `n`.
+    PairThrottle,
     Await,
     Runtime,
 }
@@ -326,17 +336,29 @@ fn throttled_groups(scenario: &Scenario, policy: &PolicyConfig) -> Vec<usize> {
         .collect()
 }
 
-/// The scenario with a `SemaphoreSlim(n)` around each of `groups` (the
-/// throttle remedy).
-fn with_throttle(scenario: &Scenario, groups: &[usize], n: u32) -> Scenario {
+/// The scenario with a throttle of `kind` and limit `n` on each of
+/// `groups` (the throttle remedies: a `SemaphoreSlim(n)` around each body,
+/// or the items started on a pair's concurrent scheduler of `n`).
+fn with_throttle(scenario: &Scenario, groups: &[usize], kind: ThrottleKind, n: u32) -> Scenario {
     let mut s = scenario.clone();
     for &g in groups {
-        s.groups[g].throttle = Some(Throttle {
-            kind: ThrottleKind::Semaphore,
-            limit: n,
-        });
+        s.groups[g].throttle = Some(Throttle { kind, limit: n });
     }
     s
+}
+
+/// The groups a pair's scheduler can take: [`throttled_groups`] but a
+/// fan-out's calls, which the calling item queues itself.
+fn pair_groups(scenario: &Scenario, policy: &PolicyConfig) -> Vec<usize> {
+    throttled_groups(scenario, policy)
+        .into_iter()
+        .filter(|&g| {
+            !matches!(
+                scenario.groups[g].from,
+                crate::scenario::Origin::FanOut { .. }
+            )
+        })
+        .collect()
 }
 
 /// Whether a goal bounds the items' times (a latency, start delay or the
@@ -374,7 +396,21 @@ impl Remedy {
             RemedyKind::MinThreads => (with_min_threads(scenario, v), policy.clone()),
             RemedyKind::BlockingWithoutDelay => (scenario.clone(), with_without_delay(policy, v)),
             RemedyKind::Throttle => (
-                with_throttle(scenario, &throttled_groups(scenario, policy), v),
+                with_throttle(
+                    scenario,
+                    &throttled_groups(scenario, policy),
+                    ThrottleKind::Semaphore,
+                    v,
+                ),
+                policy.clone(),
+            ),
+            RemedyKind::PairThrottle => (
+                with_throttle(
+                    scenario,
+                    &pair_groups(scenario, policy),
+                    ThrottleKind::ConcurrentExclusive,
+                    v,
+                ),
                 policy.clone(),
             ),
             RemedyKind::Await => (awaited_scenario(scenario)?, policy.clone()),
@@ -446,7 +482,25 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
         }
         let groups = throttled_groups(scenario, policy);
         if !groups.is_empty() && bounds_times(&opts.criterion) {
-            remedies.push(throttle_remedy(scenario, policy, &groups, share, &judge));
+            remedies.push(throttle_remedy(
+                scenario,
+                policy,
+                &groups,
+                ThrottleKind::Semaphore,
+                share,
+                &judge,
+            ));
+            let pair = pair_groups(scenario, policy);
+            if !pair.is_empty() {
+                remedies.push(throttle_remedy(
+                    scenario,
+                    policy,
+                    &pair,
+                    ThrottleKind::ConcurrentExclusive,
+                    share,
+                    &judge,
+                ));
+            }
         }
         if let Some((s, changes)) = awaited(scenario) {
             let trial = judge(min, &s, policy);
@@ -555,6 +609,7 @@ fn throttle_remedy(
     scenario: &Scenario,
     policy: &PolicyConfig,
     groups: &[usize],
+    kind: ThrottleKind,
     share: f64,
     judge: &dyn Fn(u32, &Scenario, &PolicyConfig) -> Trial,
 ) -> Remedy {
@@ -563,17 +618,20 @@ fn throttle_remedy(
         .unwrap_or(u32::MAX)
         .clamp(1, MAX_THROTTLE);
     let found = Search::new(1, top, share)
-        .smallest(|n| judge(n, &with_throttle(scenario, groups, n), policy));
+        .smallest(|n| judge(n, &with_throttle(scenario, groups, kind, n), policy));
     let ok = found.smallest.is_some();
     let trial = found
         .smallest
         .or_else(|| found.below.clone())
-        .unwrap_or_else(|| judge(top, &with_throttle(scenario, groups, top), policy));
+        .unwrap_or_else(|| judge(top, &with_throttle(scenario, groups, kind, top), policy));
     let n = trial.value;
     let names: Vec<String> = groups
         .iter()
         .map(|&g| format!("`{}`", scenario.groups[g].name))
         .collect();
+    if kind == ThrottleKind::ConcurrentExclusive {
+        return pair_remedy(scenario, groups, &names, found.below, trial, ok);
+    }
     let paste = if ok {
         let mut lines = vec![format!(
             "static readonly SemaphoreSlim throttle = new SemaphoreSlim({n});{}",
@@ -601,6 +659,50 @@ fn throttle_remedy(
             names.join(", ")
         ),
         below: if ok { found.below } else { None },
+        trial,
+        meets: ok,
+        paste,
+    }
+}
+
+/// The pair remedy found by [`throttle_remedy`]: its words and the code
+/// to change.
+fn pair_remedy(
+    scenario: &Scenario,
+    groups: &[usize],
+    names: &[String],
+    below: Option<Trial>,
+    trial: Trial,
+    ok: bool,
+) -> Remedy {
+    let n = trial.value;
+    let paste = if ok {
+        let mut lines = vec![format!(
+            "static readonly TaskScheduler limited = new ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, {n}).ConcurrentScheduler;{}",
+            if groups.len() > 1 {
+                "   (one for each group)"
+            } else {
+                ""
+            }
+        )];
+        lines.extend(groups.iter().map(|&g| {
+            format!(
+                "group `{}`: Task.Factory.StartNew(work, CancellationToken.None, TaskCreationOptions.None, limited) where it starts an item",
+                scenario.groups[g].name
+            )
+        }));
+        lines
+    } else {
+        Vec::new()
+    };
+    Remedy {
+        kind: RemedyKind::PairThrottle,
+        what: format!(
+            "ConcurrentExclusiveSchedulerPair({}{n}) for {}",
+            if ok { "" } else { "up to " },
+            names.join(", ")
+        ),
+        below: if ok { below } else { None },
         trial,
         meets: ok,
         paste,
@@ -697,7 +799,7 @@ impl Advice {
             if let Some(b) = &r.below {
                 let name = match r.kind {
                     RemedyKind::BlockingWithoutDelay => "factor",
-                    RemedyKind::Throttle => "limit",
+                    RemedyKind::Throttle | RemedyKind::PairThrottle => "limit",
                     _ => "MinThreads",
                 };
                 line.push_str(&format!(" ({name} {}: {})", b.value, odds(b)));
@@ -947,7 +1049,78 @@ mod tests {
     }
 
     fn offers_throttle(a: &Advice) -> bool {
-        a.remedies.iter().any(|r| r.kind == RemedyKind::Throttle)
+        a.remedies
+            .iter()
+            .any(|r| matches!(r.kind, RemedyKind::Throttle | RemedyKind::PairThrottle))
+    }
+
+    /// The same deadlock, held back by a pair's concurrent scheduler
+    /// instead: the items past its limit wait in the pair's queue without
+    /// a thread, so the timers' callbacks find one.
+    #[test]
+    fn a_pair_s_scheduler_is_searched_beside_the_semaphore() {
+        let deadlocking = "name = \"deadlock\"\n[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\n\
+            [[group]]\nname = \"calls\"\ncount = 300\n\
+            body = [ { cpu_ms = 1 }, { wait_ms = 100 }, { cpu_ms = 1 } ]\n";
+        let a = advice(deadlocking, Some("makespan_ms < 60000"), 4);
+        let r = a
+            .remedies
+            .iter()
+            .find(|r| r.kind == RemedyKind::PairThrottle)
+            .unwrap_or_else(|| panic!("a pair remedy: {}", a.text()));
+        assert!(r.meets, "{}", a.text());
+        assert_eq!(r.trial.met, r.trial.runs, "{}", a.text());
+        if r.trial.value > 1 {
+            let below = r.below.as_ref().expect("the limit below was tried");
+            assert_eq!(below.value + 1, r.trial.value);
+            assert!(below.share() < a.share, "{}", a.text());
+        }
+        assert!(
+            r.paste[0].contains(&format!(
+                "ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, {})",
+                r.trial.value
+            )),
+            "{:?}",
+            r.paste
+        );
+        let scenario = parse_scenario(deadlocking, "deadlock.toml").unwrap();
+        let policy = resolve_policy("mono").unwrap();
+        let (s, _) = r.apply(&scenario, &policy).unwrap();
+        assert_eq!(
+            s.groups[0].throttle,
+            Some(Throttle {
+                kind: ThrottleKind::ConcurrentExclusive,
+                limit: r.trial.value
+            })
+        );
+        // The semaphore stays the recommendation when both meet: it comes
+        // first.
+        let i = a.recommended.expect("a recommendation");
+        assert_eq!(a.remedies[i].kind, RemedyKind::Throttle, "{}", a.text());
+    }
+
+    /// A fan-out's calls are queued by the calling item itself: a pair's
+    /// scheduler cannot take them, a semaphore can.
+    #[test]
+    fn a_fan_out_s_calls_get_a_semaphore_and_no_pair() {
+        let gateway = "name = \"gateway\"\n[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+            [[group]]\nname = \"requests\"\ncount = 100\narrival = { every_ms = 20 }\n\
+            body = [ { fan_out = \"calls\" } ]\n\
+            [[group]]\nname = \"calls\"\ncount = 400\nfrom = \"fan-out\"\n\
+            body = [ { wait_ms = 100 } ]\n";
+        let a = advice(gateway, Some("latency_p99_ms < 300"), 2);
+        assert!(
+            a.remedies.iter().any(|r| r.kind == RemedyKind::Throttle),
+            "{}",
+            a.text()
+        );
+        assert!(
+            a.remedies
+                .iter()
+                .all(|r| r.kind != RemedyKind::PairThrottle),
+            "{}",
+            a.text()
+        );
     }
 
     #[test]
