@@ -14,7 +14,7 @@
 //! What is read:
 //!
 //! - the fan-outs: items the program's submitter queued (the thread that
-//!   queued the first item, [`submitter`]: its requests) that queued calls
+//!   queued the first item, `items::submitter`: its requests) that queued calls
 //!   and were still running halfway through each call's run
 //!   ([`waits_for`]), at least [`MIN_FAN_OUTS`] of them. Items other
 //!   threads queued from outside the pool are not: on .NET 8 the timer
