@@ -265,12 +265,15 @@ fn the_fanout_draft_reads_its_calls() {
         calls.from,
         poolsim::scenario::Origin::FanOut { per_call: 4 }
     );
+    let ms = call_wait_ms(calls);
+    assert!((100.0..=103.0).contains(&ms), "call {ms} ms");
+}
+
+/// A drafted calls group's body: one blocking wait, its length (ms).
+fn call_wait_ms(calls: &poolsim::scenario::Group) -> f64 {
     match calls.body[..] {
-        [poolsim::scenario::Step::Wait(d)] => {
-            let ms = d.as_ms_f64();
-            assert!((100.0..=103.0).contains(&ms), "call {ms} ms");
-        }
-        ref other => panic!("{other:?}"),
+        [poolsim::scenario::Step::Wait(d)] => d.as_ms_f64(),
+        ref other => panic!("a call's body is one wait: {other:?}"),
     }
 }
 
@@ -304,13 +307,8 @@ fn a_healthy_fanout_trace_drafts_the_gateway_and_replays_it() {
         calls.from,
         poolsim::scenario::Origin::FanOut { per_call: 4 }
     );
-    match calls.body[..] {
-        [poolsim::scenario::Step::Wait(d)] => {
-            let ms = d.as_ms_f64();
-            assert!((95.0..=100.0).contains(&ms), "call {ms} ms");
-        }
-        ref other => panic!("{other:?}"),
-    }
+    let ms = call_wait_ms(calls);
+    assert!((95.0..=100.0).contains(&ms), "call {ms} ms");
     assert_eq!(requests.iter().map(|g| g.count).sum::<u64>(), 200);
     let call_group = (s.groups.len() - 1) as u32;
     for g in requests {

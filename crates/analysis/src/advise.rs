@@ -598,8 +598,9 @@ fn blocking_remedy(
 /// The largest throttle limit the search tries.
 pub const MAX_THROTTLE: u32 = 1024;
 
-/// The smallest `SemaphoreSlim` limit around `groups` that meets the goal
-/// (see the module head), searched as MinThreads is from a limit of 1 up
+/// The smallest limit of a throttle of `kind` on `groups` (a
+/// `SemaphoreSlim` around each body, or a pair's concurrent scheduler
+/// starting their items) that meets the goal (see the module head), searched as MinThreads is from a limit of 1 up
 /// to the blocking groups' items. A larger limit lets more items block at
 /// once, which is what the throttle is there to stop, so the search's
 /// "more does not hurt" holds only up to the limit the pool can carry:
@@ -625,84 +626,51 @@ fn throttle_remedy(
         .or_else(|| found.below.clone())
         .unwrap_or_else(|| judge(top, &with_throttle(scenario, groups, kind, top), policy));
     let n = trial.value;
-    let names: Vec<String> = groups
+    let names = groups
         .iter()
         .map(|&g| format!("`{}`", scenario.groups[g].name))
-        .collect();
-    if kind == ThrottleKind::ConcurrentExclusive {
-        return pair_remedy(scenario, groups, &names, found.below, trial, ok);
-    }
+        .collect::<Vec<_>>()
+        .join(", ");
+    let limit = format!("{}{n}", if ok { "" } else { "up to " });
+    // The code to change and the words, per throttle.
+    let (remedy, declare, per_group, what) = match kind {
+        ThrottleKind::Semaphore => (
+            RemedyKind::Throttle,
+            format!("static readonly SemaphoreSlim throttle = new SemaphoreSlim({n});"),
+            "await throttle.WaitAsync(); try { the item's work } finally { throttle.Release(); }",
+            format!("SemaphoreSlim({limit}) around {names}"),
+        ),
+        ThrottleKind::ConcurrentExclusive => (
+            RemedyKind::PairThrottle,
+            format!(
+                "static readonly TaskScheduler limited = new ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, {n}).ConcurrentScheduler;"
+            ),
+            "Task.Factory.StartNew(work, CancellationToken.None, TaskCreationOptions.None, limited) where it starts an item",
+            format!("ConcurrentExclusiveSchedulerPair({limit}) for {names}"),
+        ),
+    };
     let paste = if ok {
         let mut lines = vec![format!(
-            "static readonly SemaphoreSlim throttle = new SemaphoreSlim({n});{}",
+            "{declare}{}",
             if groups.len() > 1 {
                 "   (one for each group)"
             } else {
                 ""
             }
         )];
-        lines.extend(groups.iter().map(|&g| {
-            format!(
-                "group `{}`: await throttle.WaitAsync(); try {{ the item's work }} finally {{ throttle.Release(); }}",
-                scenario.groups[g].name
-            )
-        }));
+        lines.extend(
+            groups
+                .iter()
+                .map(|&g| format!("group `{}`: {per_group}", scenario.groups[g].name)),
+        );
         lines
     } else {
         Vec::new()
     };
     Remedy {
-        kind: RemedyKind::Throttle,
-        what: format!(
-            "SemaphoreSlim({}{n}) around {}",
-            if ok { "" } else { "up to " },
-            names.join(", ")
-        ),
+        kind: remedy,
+        what,
         below: if ok { found.below } else { None },
-        trial,
-        meets: ok,
-        paste,
-    }
-}
-
-/// The pair remedy found by [`throttle_remedy`]: its words and the code
-/// to change.
-fn pair_remedy(
-    scenario: &Scenario,
-    groups: &[usize],
-    names: &[String],
-    below: Option<Trial>,
-    trial: Trial,
-    ok: bool,
-) -> Remedy {
-    let n = trial.value;
-    let paste = if ok {
-        let mut lines = vec![format!(
-            "static readonly TaskScheduler limited = new ConcurrentExclusiveSchedulerPair(TaskScheduler.Default, {n}).ConcurrentScheduler;{}",
-            if groups.len() > 1 {
-                "   (one for each group)"
-            } else {
-                ""
-            }
-        )];
-        lines.extend(groups.iter().map(|&g| {
-            format!(
-                "group `{}`: Task.Factory.StartNew(work, CancellationToken.None, TaskCreationOptions.None, limited) where it starts an item",
-                scenario.groups[g].name
-            )
-        }));
-        lines
-    } else {
-        Vec::new()
-    };
-    Remedy {
-        kind: RemedyKind::PairThrottle,
-        what: format!(
-            "ConcurrentExclusiveSchedulerPair({}{n}) for {}",
-            if ok { "" } else { "up to " },
-            names.join(", ")
-        ),
-        below: if ok { below } else { None },
         trial,
         meets: ok,
         paste,

@@ -178,13 +178,10 @@ pub const CURVE_POINTS: usize = 200;
 /// spread evenly over `[0, span_ms]`, threads (`measured` itself when there
 /// is no simulated run).
 pub fn median_curve_distance(sim: &[&ThreadCurve], measured: &ThreadCurve, span_ms: f64) -> f64 {
-    let mut at_k: Vec<f64> = Vec::with_capacity(sim.len());
     (0..CURVE_POINTS)
         .map(|k| {
             let at = span_ms * (k as f64 + 0.5) / CURVE_POINTS as f64;
-            at_k.clear();
-            at_k.extend(sim.iter().map(|c| f64::from(c.at(at))));
-            let model = median(at_k.clone());
+            let model = median(sim.iter().map(|c| f64::from(c.at(at))).collect());
             (f64::from(measured.at(at)) - model).abs()
         })
         .sum::<f64>()

@@ -21,8 +21,9 @@ use crate::metrics::{self, Percentiles, ThreadCurve};
 use crate::time::SimTime;
 use crate::trace::Trace;
 
-/// Instants at which two thread-count curves are compared.
-pub const CURVE_POINTS: usize = 2000;
+/// Instants at which one simulated and one measured thread-count curve
+/// are compared.
+const CURVE_POINTS: usize = 2000;
 
 /// The tolerances a model must meet (makespan within 10 %, start
 /// offsets within 100 ms or 5 % of the makespan, whichever is larger).
