@@ -16,6 +16,7 @@ mod determinism;
 mod explain;
 mod explain_html;
 mod fan_out;
+mod first_call;
 mod fuzz;
 mod gate_start;
 mod generated;

@@ -66,6 +66,10 @@
 //!   climbing's first sample, so the workload's completions go to the
 //!   second (`[hill_climbing] startup_completions_tiered`, measured on
 //!   .NET Core 3.1). Read in `policy::classic`.
+//! - `FirstCall`: the first call of a parallel API in the run, whose
+//!   caller compiles the library's code for it before its first body runs
+//!   (`[library.first_call_ms]`, measured on each installed runtime).
+//!   Read in `engine::shapes`.
 //! - `MainThreadWaited`: on one core the program's main thread, once it
 //!   created the pool's first worker, lost the core to it and submits again
 //!   only when the worker leaves it free or at a scheduler tick
@@ -768,6 +772,14 @@ fn describe(d: &Decision, effects: &Effects) -> Option<(&'static str, String)> {
                 ),
             )
         }
+        Decision::FirstCall { api, thread, cost } => (
+            "FirstCall",
+            format!(
+                "the run's first {} call: thread {thread} compiles the library's code for it ({} ms of CPU, the measured first-call cost) before its first body; later calls pay none",
+                api.api_name(),
+                ms(*cost)
+            ),
+        ),
         Decision::MainThreadWaited {
             since,
             waited_for_tick,
@@ -891,7 +903,9 @@ impl Tally {
                 self.timer_backlog_max = self.timer_backlog_max.max(*ahead);
             }
             Decision::StartupSample { .. } => self.startup_sample = true,
-            Decision::GateStarted { .. } | Decision::MainThreadWaited { .. } => {}
+            Decision::GateStarted { .. }
+            | Decision::MainThreadWaited { .. }
+            | Decision::FirstCall { .. } => {}
             Decision::WakePreempted { waits, .. } => {
                 self.preempted += 1;
                 self.preempted_total = self.preempted_total + *waits;

@@ -421,6 +421,16 @@ pub enum Decision {
         since: SimTime,
         waited_for_tick: bool,
     },
+    /// The first call of a parallel API in the run: its caller compiles
+    /// the library's code for it (`[library.first_call_ms]`, measured)
+    /// before the call's first body runs.
+    FirstCall {
+        /// The API.
+        api: crate::scenario::Submit,
+        thread: ThreadId,
+        /// CPU time the compilation takes.
+        cost: SimDuration,
+    },
     /// A throttled item hands its slot to the next waiting one.
     ThrottleHandOff {
         kind: ThrottleKind,

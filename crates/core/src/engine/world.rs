@@ -184,6 +184,10 @@ pub(super) struct World<'a, S: TraceSink> {
     pub(super) pool: PoolState<Work, TimerAction>,
     /// `Enumerable.Range` is a list: `Parallel.ForEach` over it partitions as `For`.
     pub(super) range_is_list: bool,
+    /// The first call's cost of each parallel API (`[library.first_call_ms]`).
+    first_call_costs: crate::policy::config::FirstCallCosts,
+    /// The APIs called so far in the run.
+    first_calls_made: Vec<crate::scenario::Submit>,
 
     pub(super) continuations: Vec<Option<Vec<Frame>>>,
     /// The engine's state of the items alive.
@@ -312,6 +316,8 @@ impl<'a, S: TraceSink> World<'a, S> {
             main_resume_scheduled: false,
             pool: PoolState::new(config, scenario.machine.processors(), scenario.seed),
             range_is_list: config.library.range_is_list,
+            first_call_costs: config.library.first_call.clone(),
+            first_calls_made: Vec::new(),
             continuations: Vec::new(),
             items: if S::ITEM_RECORDS {
                 ItemStates::new(S::KEEP_ITEMS, reserve)
@@ -362,6 +368,24 @@ impl<'a, S: TraceSink> World<'a, S> {
                 (u128::from(d.as_nanos()) * u128::from(second) / 1_000_000_000) as u64,
             ),
         }
+    }
+
+    /// The CPU the caller of `submit`'s API computes before its first body
+    /// runs: the API's measured first-call cost (the JIT of the library's
+    /// code for it), drawn from the stream `first-call/NAME`, on its first
+    /// call in the run; `None` on later calls and for an API without one.
+    pub(super) fn first_call_cost(
+        &mut self,
+        submit: crate::scenario::Submit,
+    ) -> Option<SimDuration> {
+        if self.first_calls_made.contains(&submit) {
+            return None;
+        }
+        self.first_calls_made.push(submit);
+        let cost = self.first_call_costs.of(submit)?;
+        let stream = format!("first-call/{}", submit.name());
+        let d = cost.draw(&mut rng::stream(self.scenario.seed, &stream));
+        (d > SimDuration::ZERO).then_some(d)
     }
 
     /// When a `Thread.Sleep(d)` started now returns: `d` late by the

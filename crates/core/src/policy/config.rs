@@ -505,4 +505,28 @@ pub struct LibraryConfig {
     /// over it takes the list path (`Parallel.For`'s range partitioning)
     /// instead of chunk partitioning over a shared enumerator.
     pub range_is_list: bool,
+    /// The first call of each parallel API in a process: the JIT of the
+    /// library's code for it, run on the calling thread before its first
+    /// body (`[library.first_call_ms]`).
+    pub first_call: FirstCallCosts,
+}
+
+/// What the first call of a parallel API costs its caller, by API: CPU
+/// time on the calling thread before the call's first body runs, drawn once
+/// a run (stream `first-call`). Later calls cost nothing. An API without
+/// a measured cost has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstCallCosts {
+    /// `(submit, cost)` for the APIs that have one.
+    pub costs: Vec<(crate::scenario::Submit, Spread)>,
+}
+
+impl FirstCallCosts {
+    /// The first call's cost of `submit`'s API, if it has one.
+    pub fn of(&self, submit: crate::scenario::Submit) -> Option<&Spread> {
+        self.costs
+            .iter()
+            .find(|(s, _)| *s == submit)
+            .map(|(_, c)| c)
+    }
 }

@@ -32,7 +32,7 @@ use std::path::Path;
 
 use toml::Spanned;
 
-use self::check::{MAX_PER_CORE, Table};
+use self::check::{MAX_PER_CORE, Table, spread};
 use self::core_tables::{
     build_dispatch, build_gate, build_hill_climbing, build_threads, build_timers,
 };
@@ -40,7 +40,9 @@ use self::model_tables::{build_blocking, build_mono, build_net20};
 pub(super) use self::wrapper::{build_wrapper, wrapper_keys};
 use super::raw::{RawLibrary, RawPolicy};
 use crate::diagnostics::{Problem, Report, choose};
-use crate::policy::config::{GateStart, LibraryConfig, ModelKind, PolicyConfig};
+use crate::policy::config::{FirstCallCosts, GateStart, LibraryConfig, ModelKind, PolicyConfig};
+use crate::scenario::Submit;
+use crate::scenario::raw::TimeUnit;
 
 /// The models a policy file may name: the model registry's (`policy::models!`).
 pub(super) const MODELS: &[ModelKind] = ModelKind::ALL;
@@ -259,10 +261,28 @@ fn build_library(raw: &RawPolicy, r: &mut Report<'_>) -> LibraryConfig {
     }
     let fallback = RawLibrary::default();
     let t = Table::given(&raw.library, &fallback, "library", "net8.toml");
+    let range_is_list = t
+        .get(r, "range_is_list", &t.raw.range_is_list, |b| Ok(*b))
+        .unwrap_or(false);
+    let mut first_call = FirstCallCosts::default();
+    if let Some(table) = &t.raw.first_call_ms {
+        let raw = table.get_ref();
+        for (submit, value) in [
+            (Submit::ParallelFor, &raw.parallel_for),
+            (Submit::ParallelForEach, &raw.parallel_foreach),
+            (Submit::ParallelInvoke, &raw.parallel_invoke),
+            (Submit::Plinq, &raw.plinq),
+        ] {
+            let Some(v) = value else { continue };
+            let path = format!("library.first_call_ms.{}", submit.name());
+            if let Some(cost) = r.check(v, &path, spread(TimeUnit::Ms)) {
+                first_call.costs.push((submit, cost));
+            }
+        }
+    }
     LibraryConfig {
-        range_is_list: t
-            .get(r, "range_is_list", &t.raw.range_is_list, |b| Ok(*b))
-            .unwrap_or(false),
+        range_is_list,
+        first_call,
     }
 }
 

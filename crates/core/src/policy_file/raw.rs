@@ -39,6 +39,22 @@ pub(super) struct RawPolicy {
 #[serde(deny_unknown_fields, expecting = "a table")]
 pub(super) struct RawLibrary {
     pub range_is_list: Option<Spanned<bool>>,
+    pub first_call_ms: Option<Spanned<RawFirstCall>>,
+}
+
+/// `[library.first_call_ms]`: the first call's cost of each parallel API,
+/// keyed by its `submit` name in scenario files; an API left out costs
+/// nothing.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub(super) struct RawFirstCall {
+    #[serde(rename = "parallel-for")]
+    pub parallel_for: Option<Spanned<NumberOrList>>,
+    #[serde(rename = "parallel-foreach")]
+    pub parallel_foreach: Option<Spanned<NumberOrList>>,
+    #[serde(rename = "parallel-invoke")]
+    pub parallel_invoke: Option<Spanned<NumberOrList>>,
+    pub plinq: Option<Spanned<NumberOrList>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -98,9 +98,9 @@ pub(super) fn known_builtins() -> String {
 mod tests {
     use crate::policy::config::{
         BlockingConfig, Comparison, CpuReading, DispatchConfig, FirstCpuSample, FirstTick,
-        GateConfig, GateStart, HeuristicStart, ModelKind, MonoConfig, Net20Config, PolicyConfig,
-        RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig, TimerDispatch,
-        TimerQueueChoice, TimersConfig,
+        GateConfig, GateStart, HeuristicStart, LibraryConfig, ModelKind, MonoConfig, Net20Config,
+        PolicyConfig, RequestMode, Spread, ThreadCount, ThreadsConfig, ThrottleConfig,
+        TimerDispatch, TimerQueueChoice, TimersConfig,
     };
     use crate::policy_file::{NoFiles, parse_policy_in};
 
@@ -223,9 +223,13 @@ mod tests {
             gate: classic.gate.clone(),
             timers: classic.timers.clone(),
             hill_climbing: classic.hill_climbing.clone(),
+            library: classic.library.clone(),
             ..p
         };
         assert_eq!(same, classic);
+        // The installed runtime's parallel APIs compile on their first call.
+        assert_eq!(p.library.first_call.costs.len(), 4);
+        assert!(classic.library.first_call.costs.is_empty());
     }
 
     #[test]
@@ -293,6 +297,11 @@ mod tests {
                 wake_preemption: p.threads.wake_preemption.clone(),
                 cpu_second: p.threads.cpu_second.clone(),
                 ..q.threads.clone()
+            },
+            // ... and whose parallel APIs were timed on their first call.
+            library: LibraryConfig {
+                first_call: p.library.first_call.clone(),
+                ..q.library.clone()
             },
             ..q
         };

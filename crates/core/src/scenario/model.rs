@@ -247,6 +247,21 @@ impl Submit {
         }
     }
 
+    /// The .NET call the shape stands for, in messages.
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Submit::TaskRun => "Task.Run",
+            Submit::QueueUserWorkItem => "ThreadPool.QueueUserWorkItem",
+            Submit::WhenAll => "Task.WhenAll",
+            Submit::NewThread => "new Thread(...).Start()",
+            Submit::ParallelInvoke => "Parallel.Invoke",
+            Submit::ParallelFor => "Parallel.For",
+            Submit::ParallelForEach => "Parallel.ForEach",
+            Submit::Plinq => "PLINQ",
+            Submit::ParallelForEachAsync => "Parallel.ForEachAsync",
+        }
+    }
+
     /// Shapes whose bodies run synchronously inside the API (no `await_ms`
     /// or `yield` step allowed).
     pub fn synchronous_body(self) -> bool {

@@ -237,3 +237,44 @@ fn never_panics_on_mangled_policy() {
         }
     }
 }
+
+#[test]
+fn first_call_costs_are_keyed_by_the_api_and_checked_as_quantiles() {
+    use crate::scenario::Submit;
+    let with = |table: &str| {
+        let text = format!(
+            "{}\n[library]\nrange_is_list = false\n\n[library.first_call_ms]\n{table}\n",
+            builtin_text("net-classic.toml")
+        );
+        parse_policy(&text, "p.toml")
+    };
+    let p = with("parallel-for = [4, 5, 6]\nplinq = 12.5").unwrap();
+    let costs = &p.library.first_call;
+    assert_eq!(
+        costs
+            .of(Submit::ParallelFor)
+            .map(|s| s.quantiles().to_vec()),
+        Some(vec![
+            SimDuration::from_ms(4),
+            SimDuration::from_ms(5),
+            SimDuration::from_ms(6)
+        ])
+    );
+    assert_eq!(
+        costs.of(Submit::Plinq).map(|s| s.min()),
+        Some(SimDuration::from_us(12_500))
+    );
+    // An API left out costs nothing.
+    assert!(costs.of(Submit::ParallelForEach).is_none());
+    assert!(costs.of(Submit::TaskRun).is_none());
+    // A policy without the table has no costs at all.
+    let plain = parse_policy(net_classic(), "net-classic.toml").unwrap();
+    assert!(plain.library.first_call.costs.is_empty());
+    // Quantiles that decrease are refused with the key's path.
+    let e = with("parallel-invoke = [6, 5]").unwrap_err().to_string();
+    assert!(e.contains("library.first_call_ms.parallel-invoke"), "{e}");
+    assert!(e.contains("decrease"), "{e}");
+    // An API the table does not know is refused.
+    let e = with("parallel-while = 3").unwrap_err().to_string();
+    assert!(e.contains("parallel-while"), "{e}");
+}

@@ -25,27 +25,12 @@ pub(super) const SUBMITS: &[Submit] = &[
     Submit::ParallelForEachAsync,
 ];
 
-/// The .NET call a shape stands for, in messages.
-fn api_name(submit: Submit) -> &'static str {
-    match submit {
-        Submit::TaskRun => "Task.Run",
-        Submit::QueueUserWorkItem => "ThreadPool.QueueUserWorkItem",
-        Submit::WhenAll => "Task.WhenAll",
-        Submit::NewThread => "new Thread(...).Start()",
-        Submit::ParallelInvoke => "Parallel.Invoke",
-        Submit::ParallelFor => "Parallel.For",
-        Submit::ParallelForEach => "Parallel.ForEach",
-        Submit::Plinq => "PLINQ",
-        Submit::ParallelForEachAsync => "Parallel.ForEachAsync",
-    }
-}
-
 /// What a synchronous shape calls its bodies, in messages.
 fn bodies_of(submit: Submit) -> String {
     match submit {
         Submit::ParallelInvoke => "Parallel.Invoke actions".to_string(),
         Submit::Plinq => "PLINQ Select bodies".to_string(),
-        other => format!("{} bodies", api_name(other)),
+        other => format!("{} bodies", other.api_name()),
     }
 }
 
@@ -118,7 +103,7 @@ pub(super) fn check_shape(
                 &format!("{path}.arrival"),
                 Problem::new(format!(
                     "`{name}` is one {} call over all `count` items: its arrival must be `at_ms` or `after`, found `{kind}`",
-                    api_name(shape)
+                    shape.api_name()
                 ))
                 .help("write arrival = { at_ms = N }; for calls at several times, write one group per call"),
             );
@@ -163,7 +148,7 @@ pub(super) fn check_shape(
             (
                 format!(
                     "{} does not go through a task scheduler that poolsim models",
-                    api_name(shape)
+                    shape.api_name()
                 ),
                 format!(
                     "use max_degree = N to limit its parallelism; a throttle goes on {}",
