@@ -961,9 +961,7 @@ mod tests {
     /// throttle keeps threads free for the callbacks.
     #[test]
     fn a_throttle_is_searched_against_a_latency_goal_and_can_be_the_one_that_works() {
-        let deadlocking = "name = \"deadlock\"\n[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\n\
-            [[group]]\nname = \"calls\"\ncount = 300\n\
-            body = [ { cpu_ms = 1 }, { wait_ms = 100 }, { cpu_ms = 1 } ]\n";
+        let deadlocking = MONO_DEADLOCK;
         let a = advice(deadlocking, Some("makespan_ms < 60000"), 4);
         assert!(!a.as_is_meets, "{}", a.text());
         assert!(
@@ -992,11 +990,8 @@ mod tests {
             "{text}"
         );
         // Applied, it is what its runs replayed.
-        let scenario = parse_scenario(deadlocking, "deadlock.toml").unwrap();
-        let policy = resolve_policy("mono").unwrap();
-        let (s, _) = r.apply(&scenario, &policy).unwrap();
         assert_eq!(
-            s.groups[0].throttle,
+            applied_throttle(r),
             Some(Throttle {
                 kind: ThrottleKind::Semaphore,
                 limit: r.trial.value
@@ -1016,6 +1011,20 @@ mod tests {
         assert!(!offers_throttle(&a), "{}", a.text());
     }
 
+    /// Sync-over-async at Mono's thread limit on one core: 300 ×
+    /// `Task.Delay(100).Wait()` between two 1 ms CPU steps.
+    const MONO_DEADLOCK: &str = "name = \"deadlock\"\n[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\n\
+        [[group]]\nname = \"calls\"\ncount = 300\n\
+        body = [ { cpu_ms = 1 }, { wait_ms = 100 }, { cpu_ms = 1 } ]\n";
+
+    /// The throttle remedy `r` puts on [`MONO_DEADLOCK`]'s group, applied.
+    fn applied_throttle(r: &Remedy) -> Option<Throttle> {
+        let scenario = parse_scenario(MONO_DEADLOCK, "deadlock.toml").unwrap();
+        let policy = resolve_policy("mono").unwrap();
+        let (s, _) = r.apply(&scenario, &policy).unwrap();
+        s.groups[0].throttle
+    }
+
     fn offers_throttle(a: &Advice) -> bool {
         a.remedies
             .iter()
@@ -1027,9 +1036,7 @@ mod tests {
     /// a thread, so the timers' callbacks find one.
     #[test]
     fn a_pair_s_scheduler_is_searched_beside_the_semaphore() {
-        let deadlocking = "name = \"deadlock\"\n[machine]\ncores = 1\n[pool]\npolicy = \"mono\"\n\
-            [[group]]\nname = \"calls\"\ncount = 300\n\
-            body = [ { cpu_ms = 1 }, { wait_ms = 100 }, { cpu_ms = 1 } ]\n";
+        let deadlocking = MONO_DEADLOCK;
         let a = advice(deadlocking, Some("makespan_ms < 60000"), 4);
         let r = a
             .remedies
@@ -1051,11 +1058,8 @@ mod tests {
             "{:?}",
             r.paste
         );
-        let scenario = parse_scenario(deadlocking, "deadlock.toml").unwrap();
-        let policy = resolve_policy("mono").unwrap();
-        let (s, _) = r.apply(&scenario, &policy).unwrap();
         assert_eq!(
-            s.groups[0].throttle,
+            applied_throttle(r),
             Some(Throttle {
                 kind: ThrottleKind::ConcurrentExclusive,
                 limit: r.trial.value

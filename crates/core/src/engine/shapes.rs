@@ -37,12 +37,12 @@
 
 use super::items::ItemState;
 use super::{Activity, Engine, Flow, Frame, Owner, Work};
-use crate::policy::Policy;
 use crate::policy::{BlockKind, RequestCause};
+use crate::policy::{Policy, PoolControl};
 use crate::pool::state::PoolHost;
 use crate::scenario::{Step, Submit};
 use crate::time::SimDuration;
-use crate::trace::{ItemId, Phase, ThreadId, TraceEvent, TraceSink};
+use crate::trace::{Decision, ItemId, Phase, ThreadId, TraceEvent, TraceSink};
 
 /// More than this many actions and `Parallel.Invoke` uses the replicator.
 const INVOKE_SMALL_MAX: u64 = 10;
@@ -225,12 +225,7 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
             match *step {
                 _ if step.duration() == Some(SimDuration::ZERO) => {}
                 Step::Cpu(d) => {
-                    self.world.cpu.advance(now);
-                    let work = self.world.cpu_work(d);
-                    self.world.cpu.add_job(t, work);
-                    self.world.reschedule_cpu();
-                    self.world.th(t).activity = Activity::Cpu;
-                    self.world.phase(t, Phase::Cpu, Some(item));
+                    self.world.start_cpu(t, d, Some(item));
                     return Flow::Pending;
                 }
                 Step::Spin(d) => {
@@ -534,21 +529,12 @@ impl<S: TraceSink, P: Policy + ?Sized> Engine<'_, S, P> {
         {
             self.world.loops[l].phase = CallPhase::FirstCall;
             let api = self.world.loops[l].submit;
-            crate::policy::PoolControl::decision(
-                &mut self.world,
-                crate::trace::Decision::FirstCall {
-                    api,
-                    thread: t,
-                    cost,
-                },
-            );
-            let now = self.world.now;
-            self.world.cpu.advance(now);
-            let work = self.world.cpu_work(cost);
-            self.world.cpu.add_job(t, work);
-            self.world.reschedule_cpu();
-            self.world.th(t).activity = Activity::Cpu;
-            self.world.phase(t, Phase::Cpu, None);
+            self.world.decision(Decision::FirstCall {
+                api,
+                thread: t,
+                cost,
+            });
+            self.world.start_cpu(t, cost, None);
             // The call queues its first part before the code that part runs
             // is compiled (`TaskReplicator.Run` starts the root replica as a
             // task): the pool starts a thread meanwhile, and the parts

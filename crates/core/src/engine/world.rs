@@ -370,6 +370,17 @@ impl<'a, S: TraceSink> World<'a, S> {
         }
     }
 
+    /// Thread `t` starts computing `d` of CPU (at the run's CPU rate),
+    /// for `item` or for the library's own work.
+    pub(super) fn start_cpu(&mut self, t: ThreadId, d: SimDuration, item: Option<ItemId>) {
+        self.cpu.advance(self.now);
+        let work = self.cpu_work(d);
+        self.cpu.add_job(t, work);
+        self.reschedule_cpu();
+        self.th(t).activity = Activity::Cpu;
+        self.phase(t, Phase::Cpu, item);
+    }
+
     /// The CPU the caller of `submit`'s API computes before its first body
     /// runs: the API's measured first-call cost (the JIT of the library's
     /// code for it), drawn from the stream `first-call/NAME`, on its first
