@@ -305,7 +305,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
                 &scenario,
                 arrivals,
             );
-            print_spread(s, &summary, &hint);
+            print_spread(s, &summary, &hint, scenario.drawn_arrivals());
         }
     }
     if result.outcome.is_completed() {
@@ -551,7 +551,7 @@ pub(super) fn insert_spread(
     );
 }
 
-fn print_spread(s: &Spread, one: &Summary, hint: &str) {
+fn print_spread(s: &Spread, one: &Summary, hint: &str, drawn: &str) {
     let q = |x: &Quantiles, f: &dyn Fn(f64) -> String| {
         format!(
             "min {}   p5 {}   p50 {}   p95 {}   max {}",
@@ -576,11 +576,11 @@ fn print_spread(s: &Spread, one: &Summary, hint: &str) {
     );
     match s.arrivals {
         Some(ArrivalDraws::PerRun) => println!(
-            "each run drew its own Poisson arrivals (--fixed-arrivals: seed {}'s in every run)",
+            "each run drew its own {drawn} (--fixed-arrivals: seed {}'s in every run)",
             s.first_seed
         ),
         Some(ArrivalDraws::Fixed) => println!(
-            "every run on seed {}'s Poisson arrivals (--fixed-arrivals)",
+            "every run on seed {}'s {drawn} (--fixed-arrivals)",
             s.first_seed
         ),
         None => {}

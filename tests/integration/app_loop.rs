@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 
 use super::common::poolsim;
 
+/// The runs advise replays each setting over, as `scripts/app-loop.sh`
+/// advises (100, not advise's default 20: at a cliff 20 runs cannot tell
+/// 94 % from 100 %).
+const ADVISE_RUNS: &str = "100";
+
 fn fixture(app: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/apps")
@@ -90,7 +95,7 @@ fn check_loop(app: &str) -> (usize, Vec<String>) {
         "advise",
         dir.join("recorded.nettrace").to_str().unwrap(),
         "--runs",
-        "20",
+        ADVISE_RUNS,
         "--json",
     ]);
     assert_eq!(
@@ -210,25 +215,19 @@ fn the_ticker_draft_reads_its_timer() {
 /// blocking on `Task.WhenAll(calls).Wait()` (`examples/apps/fanout.cs`), a
 /// program written after the draft's rules. The draft reads the fan-out
 /// (`crates/real/src/nettrace/fanout.rs`) and its replay matches the
-/// recording (54.3 s, 229 threads). KNOWN MISS: the advice (MinThreads
-/// 26, at the model's cliff: 25 meets the goal in 1 of 4 runs) holds in 3
-/// of the 10 real re-runs; in the other 7 the real pool collapsed as the
-/// recording did (42-45 s, 205-214 threads). The real cliff is higher
-/// than the model's: a start-up stall of tiered compilation (not
-/// modelled) leaves a backlog that tips the real pool (README of the
-/// fixture; with 30 and 34, 6 of 6 runs each held,
-/// at 35-36 threads where the model holds 30-34, and two of the three
-/// re-runs that held had 35 and 36). When the model or the
-/// advice changes, this count says so.
+/// recording (54.3 s, 229 threads). The advice sits above a cliff: a late
+/// send during the program's start-up puts two requests close together,
+/// and that tips a pool near its edge. Its lateness differs run to run
+/// (9 to 19 ms of the 20 ms period, measured), so the draft draws each
+/// start-up send anew each run (`late_ms`), and advise says MinThreads 30
+/// (29: 94 of 100 runs). The 10 re-runs with it all held. (Before, with
+/// the recorded start-up replayed as it was, the advice was 28 and 5 of
+/// 10 re-runs collapsed, as 7 of 18 runs with 28 did in all.)
 #[test]
-fn fan_out_gateway_known_miss() {
+fn fan_out_gateway() {
     let (reruns, misses) = check_loop("fanout");
     assert_eq!(reruns, 10);
-    let collapsed = misses.iter().filter(|m| m.contains("makespan")).count();
-    assert_eq!(collapsed, 5, "{misses:#?}");
-    // The collapsed runs miss every figure; of the 5 that held, one has a
-    // p99 of 143 ms (a start-up hiccup: the model's range is 90-127).
-    assert_eq!(misses.len(), 5 * 3 + 1, "{misses:#?}");
+    assert!(misses.is_empty(), "{misses:#?}");
 }
 
 /// The gateway's draft: every request fans out to 4 calls of one blocking
@@ -237,9 +236,11 @@ fn fan_out_gateway_known_miss() {
 #[test]
 fn the_fanout_draft_reads_its_calls() {
     let (text, s) = drafted("fanout");
-    // The requests: the first four at their instants (the program's
-    // start-up sent them off its 20 ms grid: 15.3, 19.7, 32.5 and 7.6 ms
-    // apart), then the steady stream; then the calls.
+    // The requests: the first four (the program's start-up sent them off
+    // its 20 ms grid: 15.3, 19.7, 32.5 and 7.6 ms apart), the first at its
+    // instant, the others on the grid the steady stream keeps (20 ms back
+    // from its first, at 75.0 ms) and late by up to a period each run;
+    // then the steady stream; then the calls.
     assert_eq!(s.groups.len(), 6, "{text}");
     let (requests, calls) = s.groups.split_at(5);
     let at: Vec<f64> = requests[..4]
@@ -249,7 +250,10 @@ fn the_fanout_draft_reads_its_calls() {
             ref other => panic!("{other:?}"),
         })
         .collect();
-    assert_eq!(at, [0.0, 15.285, 34.986, 67.47], "{text}");
+    assert_eq!(at, [0.0, 15.024, 35.023, 55.023], "{text}");
+    let late: Vec<f64> = requests[..4].iter().map(|g| g.late.as_ms_f64()).collect();
+    assert_eq!(late, [0.0, 20.0, 20.0, 20.0], "{text}");
+    assert_eq!(requests[4].late, poolsim::time::SimDuration::ZERO);
     assert!(requests[..4].iter().all(|g| g.count == 1));
     assert_eq!(requests[4].count, 196);
     for g in requests {
@@ -283,7 +287,7 @@ fn advised(app: &str, trace: &str) -> serde_json::Value {
         "advise",
         fixture(app).join(trace).to_str().unwrap(),
         "--runs",
-        "20",
+        ADVISE_RUNS,
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{app}: {out:?}");
@@ -323,14 +327,16 @@ fn a_healthy_fanout_trace_drafts_the_gateway_and_replays_it() {
 }
 
 /// A run of the gateway with MinThreads 28 that collapsed (2 of the 8
-/// recorded; `collapsed-28.txt`: 43.8 s, 213 threads): given its own
-/// arrivals, the model holds with 28 in every seed, so the replay misses
-/// and advise says its advice is unconfirmed. A known miss: in this run a
-/// late send put requests 2 and 3 7.6 ms apart and their calls started
-/// 5-8 ms after they were queued (the threads for them were created
-/// late), so seven requests overlapped at 210 ms and the timers due then
-/// waited for a thread; the real pool's edge sits a thread or two above
-/// the model's.
+/// recorded; `collapsed-28.txt`: 43.8 s, 213 threads). In this run a late
+/// send put requests 2 and 3 7.6 ms apart and their calls started 5-8 ms
+/// after they were queued, so seven requests overlapped at 210 ms and the
+/// timers due then waited for a thread. The draft draws its two late
+/// sends anew each run (`late_ms`), and the replay (the first seed's draw)
+/// collapses too, with 209 threads: 4 from the recording, outside the
+/// check's 2, so advise still says its advice is unconfirmed. A known
+/// miss: over 100 runs the model holds with 28 in 97 (`as it is`), where
+/// the real program held in 11 of 18 runs with 28; the real pool's edge
+/// sits a thread or two above the model's.
 #[test]
 fn a_fanout_run_that_collapsed_with_28_is_a_known_miss_advise_flags() {
     let v = advised("fanout", "collapsed-28.nettrace");
@@ -342,5 +348,6 @@ fn a_fanout_run_that_collapsed_with_28_is_a_known_miss_advise_flags() {
         .find(|c| c["what"] == "peak threads")
         .unwrap();
     assert_eq!(peak["recorded"], 213.0);
-    assert!(peak["replayed"].as_f64().unwrap() < 40.0, "{peak}");
+    assert_eq!(peak["replayed"], 209.0, "{peak}");
+    assert_eq!(v["advice"]["as_is"]["met"], 97, "{}", v["advice"]["as_is"]);
 }

@@ -140,6 +140,7 @@ fn group(index: usize) -> impl Strategy<Value = Group> {
                     submit,
                     from,
                     arrival,
+                    late: SimDuration::ZERO,
                     body,
                     max_degree,
                     throttle,
@@ -351,7 +352,7 @@ proptest! {
             pool: PoolSettings { policy: "net-classic".into(), min_threads: None, max_threads: None, gate_phase: None, tiered_compilation: true },
             groups: vec![Group {
                 name: "cpu".into(), count, submit: Submit::TaskRun, from: Origin::Main,
-                arrival: Arrival::At(SimDuration::ZERO), body: vec![Step::Cpu(SimDuration::from_ms(work))],
+                arrival: Arrival::At(SimDuration::ZERO), late: SimDuration::ZERO, body: vec![Step::Cpu(SimDuration::from_ms(work))],
                 max_degree: None, throttle: None,
             }],
             probes: vec![],

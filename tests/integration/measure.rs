@@ -215,3 +215,32 @@ fn measure_on_the_native_pool_writes_the_trace_and_fixture() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_late_start_is_drawn_once_a_workload_and_the_plan_keeps_it() {
+    // `late_ms`: each workload seed draws the group's start in [at, at + late).
+    let text = "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\nmin_threads = 4\n\
+                [[group]]\nname = \"a\"\ncount = 3\narrival = { at_ms = 10, late_ms = 20 }\n\
+                body = [ { sleep_ms = 1 } ]\n";
+    let base = poolsim::scenario::load::parse_scenario(text, "late.toml").unwrap();
+    let mut starts = Vec::new();
+    for k in 0..40 {
+        let s = base.for_run(k, poolsim::scenario::ArrivalDraws::PerRun);
+        let start = arrivals::start(&s, 0).unwrap();
+        assert!((10_000_000..30_000_000).contains(&start.0), "{start:?}");
+        // The engine queues the items at the start the plan submits at.
+        let sim = run(&s);
+        assert!(sim.trace.items.iter().all(|i| i.queued.0 == start.0));
+        // The same workload seed draws the same start.
+        assert_eq!(arrivals::start(&s, 0), Some(start));
+        starts.push(start.0);
+    }
+    starts.sort_unstable();
+    starts.dedup();
+    assert!(starts.len() > 30, "{} distinct starts", starts.len());
+    // Fixed arrivals: every run on the first run's draw.
+    let fixed: Vec<_> = (0..5)
+        .map(|k| arrivals::start(&base.for_run(k, poolsim::scenario::ArrivalDraws::Fixed), 0))
+        .collect();
+    assert!(fixed.iter().all(|s| *s == fixed[0]), "{fixed:?}");
+}

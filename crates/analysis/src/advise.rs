@@ -139,8 +139,12 @@ pub struct Advice {
     pub goal: String,
     /// The share of runs a remedy must meet the goal in.
     pub share: f64,
-    /// Whether Poisson arrivals were drawn anew each run.
+    /// Whether random arrivals were drawn anew each run.
     pub arrivals_vary: bool,
+    /// What of them is drawn ([`crate::scenario::Scenario::drawn_arrivals`];
+    /// not in the JSON, whose `arrivals_vary` says it).
+    #[serde(skip)]
+    pub drawn_arrivals: &'static str,
     /// The workload as it is.
     pub as_is: Trial,
     pub as_is_meets: bool,
@@ -538,6 +542,7 @@ pub fn advise(scenario: &Scenario, policy: &PolicyConfig, opts: &AdviseOptions) 
         goal: opts.criterion.text(),
         share,
         arrivals_vary: opts.arrivals == ArrivalDraws::PerRun && scenario.has_random_arrivals(),
+        drawn_arrivals: scenario.drawn_arrivals(),
         as_is,
         as_is_meets,
         remedies,
@@ -720,9 +725,9 @@ impl Advice {
             self.cores,
             self.as_is.runs,
             if self.arrivals_vary {
-                " (seeds and Poisson arrivals drawn anew each run)"
+                format!(" (seeds and {} drawn anew each run)", self.drawn_arrivals)
             } else {
-                " (seeds vary; the arrivals are the scenario's)"
+                " (seeds vary; the arrivals are the scenario's)".to_string()
             }
         );
         let _ = writeln!(

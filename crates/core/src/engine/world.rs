@@ -16,7 +16,7 @@ use crate::policy::PolicyConfig;
 use crate::pool::state::{Pair, PoolState, Semaphore, ThreadCounts, ThreadState, Throttles};
 use crate::pool::{ThreadKind, TimerAction};
 use crate::rng;
-use crate::scenario::{Arrival, Origin, Scenario, Step};
+use crate::scenario::{Arrival, Origin, Scenario, Step, arrivals};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     CountSample, Decision, ItemId, Phase, ThreadId, ThrottleKind, Trace, TraceEvent, TraceSink,
@@ -229,13 +229,10 @@ impl<'a, S: TraceSink> World<'a, S> {
             .groups
             .iter()
             .zip(&throttles.of_group)
-            .map(|(g, &(pair, semaphore))| {
-                let start = match &g.arrival {
-                    Arrival::At(at) => *at,
-                    // Scheduled when the earlier group finishes.
-                    Arrival::After { .. } => SimDuration(u64::MAX),
-                    Arrival::Every { start, .. } | Arrival::Poisson { start, .. } => *start,
-                };
+            .enumerate()
+            .map(|(i, (g, &(pair, semaphore)))| {
+                // `After`: scheduled when the earlier group finishes.
+                let start = arrivals::start(scenario, i).unwrap_or(SimDuration(u64::MAX));
                 let arrivals = g.arrival.spacing().is_random().then(|| {
                     rng::stream(scenario.workload_seed(), &format!("arrivals/{}", g.name))
                 });

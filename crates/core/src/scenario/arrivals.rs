@@ -41,11 +41,23 @@ pub fn offsets(scenario: &Scenario, g: usize) -> Vec<SimDuration> {
 }
 
 /// The group's first submission, from the run's start; `None` for a group
-/// that starts after an earlier one finishes.
+/// that starts after an earlier one finishes. A group written `late_ms`
+/// ([`crate::scenario::Group::late`]) adds its draw from [0, late) on the
+/// workload's `late/<group>` stream: the engine and the real runners'
+/// plans start it at the same instant.
 pub fn start(scenario: &Scenario, g: usize) -> Option<SimDuration> {
-    match &scenario.groups[g].arrival {
-        Arrival::At(at) => Some(*at),
-        Arrival::Every { start, .. } | Arrival::Poisson { start, .. } => Some(*start),
-        Arrival::After { .. } => None,
+    use rand::RngExt;
+    let group = &scenario.groups[g];
+    let at = match &group.arrival {
+        Arrival::At(at) => *at,
+        Arrival::Every { start, .. } | Arrival::Poisson { start, .. } => *start,
+        Arrival::After { .. } => return None,
+    };
+    if group.late == SimDuration::ZERO {
+        return Some(at);
     }
+    let mut rng = rng::stream(scenario.workload_seed(), &format!("late/{}", group.name));
+    Some(SimDuration(
+        at.0.saturating_add(rng.random_range(0..group.late.0)),
+    ))
 }

@@ -71,9 +71,24 @@ impl Scenario {
     }
 
     /// Whether any group's arrivals are random (Poisson, alone or after
-    /// another group), so that drawing them per run changes anything.
+    /// another group; a start `late_ms`), so that drawing them per run
+    /// changes anything.
     pub fn has_random_arrivals(&self) -> bool {
-        self.groups.iter().any(|g| g.arrival.spacing().is_random())
+        self.groups
+            .iter()
+            .any(|g| g.arrival.spacing().is_random() || g.late > SimDuration::ZERO)
+    }
+
+    /// What of the arrivals is drawn, in words: "Poisson arrivals", "late
+    /// starts" (`late_ms`) or both.
+    pub fn drawn_arrivals(&self) -> &'static str {
+        let poisson = self.groups.iter().any(|g| g.arrival.spacing().is_random());
+        let late = self.groups.iter().any(|g| g.late > SimDuration::ZERO);
+        match (poisson, late) {
+            (true, true) => "Poisson arrivals and late starts",
+            (false, true) => "late starts",
+            _ => "Poisson arrivals",
+        }
     }
 }
 
@@ -183,6 +198,14 @@ pub struct Group {
     pub submit: Submit,
     pub from: Origin,
     pub arrival: Arrival,
+    /// `late_ms` of the arrival: the group's first submission comes late
+    /// by a draw from [0, late) each run, on the workload's seed (stream
+    /// `late/<group>`, [`crate::scenario::arrivals::start`]). A program's
+    /// first sends are late while it starts (the JIT compiles the sending
+    /// code; the sending thread waits for a core), by an amount a second
+    /// run does not repeat: one recording shows one start-up. Zero: on
+    /// time, nothing drawn.
+    pub late: SimDuration,
     pub body: Vec<Step>,
     /// `max_degree`: `ParallelOptions.MaxDegreeOfParallelism` for the
     /// parallel shapes, `WithDegreeOfParallelism` for PLINQ, the DOP of

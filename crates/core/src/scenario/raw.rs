@@ -272,6 +272,7 @@ pub struct RawArrival {
     pub start_ms: Option<Spanned<Number>>,
     pub after: Option<Spanned<String>>,
     pub delay_ms: Option<Spanned<Number>>,
+    pub late_ms: Option<Spanned<Number>>,
 }
 
 /// One element of `body = [...]`: the string `"yield"` or a step table.

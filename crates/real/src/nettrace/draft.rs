@@ -45,7 +45,9 @@
 //!   arrives at once (`at_ms`) when its arrivals span at most 1 ms, else
 //!   evenly (`every_ms`) over their span, save a steady stream's
 //!   start-up lead ([`start_up_lead`]): its first arrivals off the grid
-//!   are kept at their instants, one `at_ms` group each;
+//!   are one `at_ms` group each, the first at its instant, the others on
+//!   their grid instants and late by a draw of up to a period each run
+//!   (`late_ms`);
 //! - submission: `queue-user-work-item` from outside the pool (the events
 //!   do not say which API queued an item; items queued by pool threads
 //!   are counted in the header);
@@ -179,9 +181,11 @@ struct Group {
     phase: usize,
     arrivals: Vec<f64>,
     body_ms: f64,
-    /// One arrival of a steady stream's start-up lead ([`start_up_lead`]),
-    /// kept at its instant.
+    /// One arrival of a steady stream's start-up lead ([`start_up_lead`]).
     lead: bool,
+    /// `late_ms` of its arrival: a lead's send after the first, drawn
+    /// anew each run (0: none).
+    late_ms: f64,
 }
 
 /// Fewest arrivals of a group read for a start-up lead.
@@ -470,6 +474,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
                 arrivals,
                 body_ms: body,
                 lead: false,
+                late_ms: 0.0,
             });
             continue;
         }
@@ -494,6 +499,7 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
                 arrivals,
                 body_ms: mean,
                 lead: false,
+                late_ms: 0.0,
             });
             start = end;
         }
@@ -516,12 +522,25 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
             let rest = &g.arrivals[lead..];
             let period = (rest[rest.len() - 1] - rest[0]) / (rest.len() - 1) as f64;
             leads.push((g.phase, gaps, period));
-            for &a in &g.arrivals[..lead] {
+            // The first send keeps its instant (the phase starts there);
+            // each later one is drawn anew each run, on its grid instant
+            // and late by up to a period: one recording shows one
+            // start-up, and a re-run's late sends differ in place and
+            // size (measured on `examples/apps/fanout.cs`: 9 to 19 ms of
+            // 20, among the first four).
+            for (k, &a) in g.arrivals[..lead].iter().enumerate() {
+                let (at, late_ms) = if k == 0 {
+                    (a, 0.0)
+                } else {
+                    let grid = rest[0] - (lead - k) as f64 * period;
+                    (grid.max(g.arrivals[0]), period)
+                };
                 split.push(Group {
                     phase: g.phase,
-                    arrivals: vec![a],
+                    arrivals: vec![at],
                     body_ms: g.body_ms,
                     lead: true,
+                    late_ms,
                 });
             }
             split.push(Group {
@@ -768,10 +787,12 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
             let _ = writeln!(
                 s,
                 "# - phase {phase} starts off its grid: its first arrivals came {} ms apart where \
-                 the steady stream after them keeps {} ms, so the first {} are kept at their \
-                 instants (`at_ms`, groups \"phase {phase} start N\"): a program is slow to \
-                 send while it starts (the JIT compiles the sending code on the sending thread), \
-                 and two sends close together can tip a pool near its edge.",
+                 the steady stream after them keeps {} ms, so the first {} are groups of their \
+                 own (\"phase {phase} start N\"): the first at its instant, each later one on \
+                 its grid instant and late by a draw of up to a period each run (`late_ms`): a \
+                 program is slow to send while it starts (the JIT compiles the sending code on \
+                 the sending thread), by an amount one recording shows once, and two sends close \
+                 together can tip a pool near its edge.",
                 list.join(", "),
                 num(*period),
                 gaps.len()
@@ -878,6 +899,8 @@ pub fn draft_scenario(t: &PoolTimeline, source: &str) -> Result<Draft, DraftErro
             };
             let rate = (gaps.max(1) as f64 * 1000.0 / stream.span_ms).max(0.001);
             format!("{{ poisson_per_s = {}, start_ms = 0 }}", num(rate))
+        } else if g.late_ms > 0.0 {
+            format!("{{ at_ms = {}, late_ms = {} }}", num(first), num(g.late_ms))
         } else if g.arrivals.len() == 1 || last - first <= AT_ONCE_MS {
             format!("{{ at_ms = {} }}", num(first))
         } else {

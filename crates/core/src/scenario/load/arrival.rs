@@ -2,7 +2,8 @@
 //! `poisson_per_s` or `after` (an earlier group, by name), with the
 //! `start_ms` or `delay_ms` that goes with it; `after` may take `every_ms`
 //! or `poisson_per_s` too, for a stream that starts when the earlier group
-//! ends.
+//! ends. `late_ms` (not with `after`): the group starts late by a draw
+//! from [0, late_ms) each run.
 
 use toml::Spanned;
 
@@ -175,4 +176,27 @@ fn build_spacing(path: &str, raw: &RawArrival, r: &mut Report<'_>) -> Option<Spa
         return Some(Spacing::Poisson(per_second.unwrap_or(1.0)));
     }
     None
+}
+
+/// `late_ms` of arrival `a` ([`crate::scenario::Group::late`]): a duration,
+/// zero when absent; refused with `after` (that group's start is the
+/// earlier group's end, not an instant the program chose).
+pub(super) fn build_late(path: &str, a: &Spanned<RawArrival>, r: &mut Report<'_>) -> SimDuration {
+    let raw = a.get_ref();
+    let Some(late) = &raw.late_ms else {
+        return SimDuration::ZERO;
+    };
+    if raw.after.is_some() {
+        r.error(
+            late.span(),
+            &format!("{path}.late_ms"),
+            Problem::new("`late_ms` goes with `at_ms`, `every_ms` or `poisson_per_s`, not `after`")
+                .help("a group after another starts when that one ends: use delay_ms for a fixed wait"),
+        );
+        return SimDuration::ZERO;
+    }
+    r.check(late, &format!("{path}.late_ms"), |n| {
+        n.duration(TimeUnit::Ms, false)
+    })
+    .unwrap_or(SimDuration::ZERO)
 }

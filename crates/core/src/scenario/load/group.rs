@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use toml::Spanned;
 
-use super::arrival::build_arrival;
+use super::arrival::{build_arrival, build_late};
 use super::body::build_body;
 use super::non_empty;
 use super::shape::{SUBMITS, check_shape};
@@ -81,6 +81,9 @@ pub(super) fn build_group(
         None => Arrival::At(SimDuration::ZERO),
         Some(a) => build_arrival(&format!("{path}.arrival"), a, i, names, r),
     };
+    let late = raw.arrival.as_ref().map_or(SimDuration::ZERO, |a| {
+        build_late(&format!("{path}.arrival"), a, r)
+    });
     let body = match &raw.body {
         None => {
             r.error(
@@ -108,6 +111,7 @@ pub(super) fn build_group(
         submit,
         from,
         arrival,
+        late,
         body,
         max_degree,
         throttle,

@@ -466,3 +466,32 @@ fn a_fan_out_that_cannot_be_run_says_why() {
         assert!(all.contains(says), "{path}: {all}");
     }
 }
+
+#[test]
+fn a_late_start_is_a_duration_and_not_for_after() {
+    let text = |arrival: &str| {
+        format!(
+            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+             [[group]]\nname = \"a\"\ncount = 1\nbody = [ {{ cpu_ms = 1 }} ]\n\
+             [[group]]\nname = \"b\"\ncount = 2\narrival = {arrival}\nbody = [ {{ cpu_ms = 1 }} ]\n"
+        )
+    };
+    let s = parse_scenario(&text("{ at_ms = 15, late_ms = 20 }"), "x.toml").unwrap();
+    assert_eq!(s.groups[1].arrival, Arrival::At(SimDuration::from_ms(15)));
+    assert_eq!(s.groups[1].late, SimDuration::from_ms(20));
+    assert_eq!(s.groups[0].late, SimDuration::ZERO);
+    let s = parse_scenario(
+        &text("{ every_ms = 10, start_ms = 5, late_ms = 2.5 }"),
+        "x.toml",
+    )
+    .unwrap();
+    assert_eq!(s.groups[1].late, SimDuration::from_us(2500));
+    let e = parse_scenario(&text("{ after = \"a\", late_ms = 5 }"), "x.toml").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`late_ms` goes with `at_ms`, `every_ms` or `poisson_per_s`, not `after`"),
+        "{e}"
+    );
+    let e = parse_scenario(&text("{ at_ms = 0, late_ms = -1 }"), "x.toml").unwrap_err();
+    assert!(e.to_string().contains("late_ms"), "{e}");
+}
