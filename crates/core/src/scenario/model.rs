@@ -74,21 +74,25 @@ impl Scenario {
     /// another group; a start `late_ms`), so that drawing them per run
     /// changes anything.
     pub fn has_random_arrivals(&self) -> bool {
-        self.groups
-            .iter()
-            .any(|g| g.arrival.spacing().is_random() || g.late > SimDuration::ZERO)
+        let (poisson, late) = self.drawn_parts();
+        poisson || late
     }
 
     /// What of the arrivals is drawn, in words: "Poisson arrivals", "late
     /// starts" (`late_ms`) or both.
     pub fn drawn_arrivals(&self) -> &'static str {
-        let poisson = self.groups.iter().any(|g| g.arrival.spacing().is_random());
-        let late = self.groups.iter().any(|g| g.late > SimDuration::ZERO);
-        match (poisson, late) {
+        match self.drawn_parts() {
             (true, true) => "Poisson arrivals and late starts",
             (false, true) => "late starts",
             _ => "Poisson arrivals",
         }
+    }
+
+    /// Whether any group has Poisson gaps, and whether any starts late.
+    fn drawn_parts(&self) -> (bool, bool) {
+        let poisson = self.groups.iter().any(|g| g.arrival.spacing().is_random());
+        let late = self.groups.iter().any(|g| g.late > SimDuration::ZERO);
+        (poisson, late)
     }
 }
 

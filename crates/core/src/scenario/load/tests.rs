@@ -251,13 +251,7 @@ fn never_panics_on_mangled_input() {
 
 #[test]
 fn after_takes_a_stream_but_not_an_instant() {
-    let text = |arrival: &str| {
-        format!(
-            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
-             [[group]]\nname = \"a\"\ncount = 1\nbody = [ {{ cpu_ms = 1 }} ]\n\
-             [[group]]\nname = \"b\"\ncount = 2\narrival = {arrival}\nbody = [ {{ cpu_ms = 1 }} ]\n"
-        )
-    };
+    let text = second_group_arriving;
     let s = parse_scenario(&text("{ after = \"a\", poisson_per_s = 20 }"), "x.toml").unwrap();
     assert_eq!(
         s.groups[1].arrival,
@@ -284,6 +278,15 @@ fn after_takes_a_stream_but_not_an_instant() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("an arrival has one kind"), "{e}");
+}
+
+/// Two groups on two cores, "a" at once and "b" with `arrival`.
+fn second_group_arriving(arrival: &str) -> String {
+    format!(
+        "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
+         [[group]]\nname = \"a\"\ncount = 1\nbody = [ {{ cpu_ms = 1 }} ]\n\
+         [[group]]\nname = \"b\"\ncount = 2\narrival = {arrival}\nbody = [ {{ cpu_ms = 1 }} ]\n"
+    )
 }
 
 /// A group of `keys` (TOML lines) on one core.
@@ -469,13 +472,7 @@ fn a_fan_out_that_cannot_be_run_says_why() {
 
 #[test]
 fn a_late_start_is_a_duration_and_not_for_after() {
-    let text = |arrival: &str| {
-        format!(
-            "[machine]\ncores = 2\n[pool]\npolicy = \"net8\"\n\
-             [[group]]\nname = \"a\"\ncount = 1\nbody = [ {{ cpu_ms = 1 }} ]\n\
-             [[group]]\nname = \"b\"\ncount = 2\narrival = {arrival}\nbody = [ {{ cpu_ms = 1 }} ]\n"
-        )
-    };
+    let text = second_group_arriving;
     let s = parse_scenario(&text("{ at_ms = 15, late_ms = 20 }"), "x.toml").unwrap();
     assert_eq!(s.groups[1].arrival, Arrival::At(SimDuration::from_ms(15)));
     assert_eq!(s.groups[1].late, SimDuration::from_ms(20));
